@@ -1,0 +1,55 @@
+# clusterscope: `make demo` runs the main job, `make test` runs the tests.
+# Both install what they need first (idempotent, non-interactive, Debian 12 as root).
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+CS := $(VENV)/bin/clusterscope
+APT_PACKAGES := mariadb-server mariadb-client galera-4 mariadb-backup sysbench \
+	prometheus-mysqld-exporter victoria-metrics prometheus prometheus-alertmanager \
+	rsync chromium socat shellcheck python3-venv psmisc procps lsof ca-certificates
+GO ?= $(shell command -v go || echo /usr/local/go/bin/go)
+export PATH := $(dir $(GO)):$(PATH)
+
+.PHONY: setup apt venv tools demo test bench lint clean
+
+setup: apt venv tools
+
+apt:
+	@missing=$$(for p in $(APT_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "setup: installing Debian packages:" $$missing; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "setup: Debian packages present"; fi
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Loki, promtail, docker compose and amtool are built from the Go module proxy and cached
+# in ~/.cache/clusterscope/bin (the first build takes minutes; later runs reuse it).
+tools: venv
+	$(CS) tools build
+
+demo: setup
+	$(CS) demo
+
+test: setup
+	$(PY) -m pytest
+
+bench: setup
+	$(CS) bench
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(CS) lint
+
+clean:
+	-$(CS) lab down
+	rm -rf $(VENV) .lab test-artifacts

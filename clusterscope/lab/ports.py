@@ -1,0 +1,42 @@
+"""Every lab port, as an offset from the lab's port base (one table, so parts never clash).
+
+The default base keeps all ports below the kernel's ephemeral range (32768+), where a
+client socket could take a lab port between `lab down` and the next `lab up`.
+"""
+
+from __future__ import annotations
+
+DEFAULT_PORT_BASE = 13300
+
+OFFSETS: dict[str, int] = {
+    # NDB simulator
+    "ndb-sql": 0,
+    "ndb-exporter": 1,
+    # Galera: client, gmcast, IST, SST per node; mysqld_exporter per node; tracker
+    **{f"galera-node{n}": 10 + n for n in (1, 2, 3)},
+    **{f"galera-node{n}-gmcast": 14 + n for n in (1, 2, 3)},
+    **{f"galera-node{n}-ist": 18 + n for n in (1, 2, 3)},
+    **{f"galera-node{n}-sst": 22 + n for n in (1, 2, 3)},
+    **{f"mysqld-exporter-node{n}": 26 + n for n in (1, 2, 3)},
+    "galera-tracker": 30,
+    # Monitoring
+    "victoria-metrics": 40,
+    "vmalert": 41,
+    "alertmanager": 42,
+    "alertmanager-cluster": 43,
+    "webhook": 44,
+    "loki": 45,
+    "loki-grpc": 46,
+    "promtail": 47,
+    # Load generators (one per concurrently running experiment)
+    **{f"loadgen{i}": 60 + i for i in range(10)},
+}
+
+MAX_OFFSET = 99
+
+
+def port(base: int, name: str) -> int:
+    try:
+        return base + OFFSETS[name]
+    except KeyError:
+        raise KeyError(f"no lab port named {name!r}; add it to clusterscope/lab/ports.py") from None

@@ -1,0 +1,97 @@
+"""Shared test bed: one lab per test session, driven through the real CLI.
+
+Parts come up lazily (`lab.ensure("galera")`) the first time a test needs them and stay up
+for the rest of the session; everything goes down once at the end. The lab uses its own
+port range (CLUSTERSCOPE_TEST_PORT_BASE, default 23300) and directory, so a developer's
+`make demo` lab on the default ports is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "test-artifacts"
+
+
+class LabHandle:
+    def __init__(self, root: Path, port_base: int) -> None:
+        self.root = root
+        self.port_base = port_base
+        self.env = dict(os.environ, CLUSTERSCOPE_LAB_DIR=str(root),
+                        CLUSTERSCOPE_PORT_BASE=str(port_base))
+        self.parts: set[str] = set()
+
+    def cli(self, *args: str, check: bool = True, timeout: float = 900,
+            **kw) -> subprocess.CompletedProcess:
+        proc = subprocess.run([sys.executable, "-m", "clusterscope.cli", *args], env=self.env,
+                              cwd=REPO, text=True, capture_output=True, timeout=timeout, **kw)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"clusterscope {' '.join(args)} exited {proc.returncode}\n"
+                                 f"stdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}")
+        return proc
+
+    def ensure(self, *parts: str) -> LabHandle:
+        missing = [p for p in parts if p not in self.parts]
+        if missing:
+            self.cli("lab", "up", *[f"--{p}" for p in missing], timeout=1800)
+            self.parts.update(missing)
+        return self
+
+    def status(self) -> dict:
+        return json.loads(self.cli("lab", "status", "--json").stdout)
+
+    def service(self, name: str) -> dict:
+        for s in self.status()["services"]:
+            if s["name"] == name:
+                return s
+        raise KeyError(f"no lab service {name!r}")
+
+    def port(self, name: str) -> int:
+        from clusterscope.lab.ports import port
+        return port(self.port_base, name)
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[LabHandle]:
+    keep = os.environ.get("CLUSTERSCOPE_TEST_LAB_DIR")
+    root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="cs-lab-"))
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o755)  # the servers run as `mysql` and must reach their directories
+    handle = LabHandle(root, int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")))
+    try:
+        yield handle
+    finally:
+        handle.cli("lab", "down", check=False, timeout=600)
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def ndb_lab(lab: LabHandle) -> LabHandle:
+    return lab.ensure("ndb")
+
+
+@pytest.fixture(scope="session")
+def galera_lab(lab: LabHandle) -> LabHandle:
+    return lab.ensure("galera")
+
+
+@pytest.fixture(scope="session")
+def monitoring_lab(lab: LabHandle) -> LabHandle:
+    return lab.ensure("monitoring")
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
