@@ -1,0 +1,51 @@
+"""`make bench`: every benchmark in one run, each printing the ratios it measured.
+
+Speed and memory targets live here, not in timed tests: the figures depend on a machine
+that other work shares, so they are reported, compared within one run, and never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+
+# name -> "module:function"; the function takes no arguments and returns a dict of figures
+# (at least one key containing "ratio"). Each part adds its own line.
+BENCHMARKS: dict[str, str] = {}
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="run the benchmarks and print the measured ratios")
+    p.add_argument("names", nargs="*", metavar="NAME", help="only these benchmarks")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if unknown:
+        print(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}",
+              file=sys.stderr)
+        return 2
+    results: dict[str, dict] = {}
+    failed = False
+    for name in args.names or list(BENCHMARKS):
+        module, func = BENCHMARKS[name].split(":")
+        print(f"bench: {name} ...", flush=True)
+        t0 = time.monotonic()
+        try:
+            figures = getattr(importlib.import_module(module), func)()
+        except Exception as exc:  # noqa: BLE001 - report and go on with the others
+            failed = True
+            figures = {"error": f"{type(exc).__name__}: {exc}"}
+        figures["bench_wall_seconds"] = round(time.monotonic() - t0, 1)
+        results[name] = figures
+        if not args.json:
+            for key, value in figures.items():
+                print(f"  {name}.{key} = {value}")
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return 1 if failed else 0
