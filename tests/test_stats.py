@@ -1,0 +1,33 @@
+"""The intervals `compare` prints: t quantiles and Welch intervals against textbook values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from clusterscope.stats import Summary, mean_interval, t_quantile, welch
+
+
+@pytest.mark.parametrize(("df", "expected"), [(1, 12.706), (2, 4.303), (10, 2.228),
+                                              (30, 2.042), (1000, 1.962)])
+def test_t_quantile_matches_the_t_table(df: int, expected: float) -> None:
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-3)
+
+
+def test_welch_interval_matches_a_hand_computation() -> None:
+    before, after = [10.0, 12.0, 11.0, 13.0], [14.0, 15.0, 13.0, 16.0, 15.0]
+    d = welch(Summary.of(before), Summary.of(after))
+    # means 11.5 / 14.6; variances 1.667 / 1.3; se = sqrt(1.667/4 + 1.3/5) = 0.8226
+    assert d.diff == pytest.approx(3.1)
+    half = (d.high - d.low) / 2
+    assert half / 0.8226 == pytest.approx(t_quantile(0.975, d.df), rel=1e-3)
+    assert 6.0 < d.df < 7.0 and d.significant
+
+
+def test_overlapping_samples_are_not_significant_and_tiny_samples_have_no_interval() -> None:
+    assert not welch(Summary.of([1, 2, 3, 4]), Summary.of([2, 3, 4, 5])).significant
+    lone = welch(Summary.of([1.0]), Summary.of([2.0, 3.0]))
+    assert math.isnan(lone.low) and not lone.significant
+    mean, low, high = mean_interval([1.1, 0.9, 1.0, 1.2, 0.8])
+    assert low < mean == pytest.approx(1.0) < high
