@@ -92,6 +92,25 @@ def monitoring_lab(lab: LabHandle) -> LabHandle:
 
 
 @pytest.fixture(scope="session")
+def scratch_vm(tmp_path_factory: pytest.TempPathFactory):
+    """A real, empty VictoriaMetrics for tests that write series with known values."""
+    from clusterscope.lab.core import Lab
+    from clusterscope.vmclient import VM
+
+    root = tmp_path_factory.mktemp("scratch-vm")
+    lab = Lab(root / "lab", int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")))
+    port = lab.port("scratch-vm")
+    lab.spawn("scratch-vm", "test", "VictoriaMetrics for known-value tests",
+              ["victoria-metrics", f"-storageDataPath={root / 'data'}",
+               f"-httpListenAddr=127.0.0.1:{port}", "-search.latencyOffset=0s",
+               "-retentionPeriod=100y", "-search.disableCache"], port=port)
+    try:
+        yield VM(f"http://127.0.0.1:{port}")
+    finally:
+        lab.stop("scratch-vm")
+
+
+@pytest.fixture(scope="session")
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS

@@ -28,6 +28,8 @@ OFFSETS: dict[str, int] = {
     "loki": 45,
     "loki-grpc": 46,
     "promtail": 47,
+    # A VictoriaMetrics the tests fill with known series (independent of the lab's)
+    "scratch-vm": 98,
     # Load generators (one per concurrently running experiment)
     **{f"loadgen{i}": 60 + i for i in range(10)},
 }

@@ -1,0 +1,143 @@
+"""`clusterscope compare`, `clusterscope baseline`, `clusterscope report`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from clusterscope.analysis import compare as cmp
+from clusterscope.analysis.periods import Period, PeriodError
+from clusterscope.analysis.quantities import DEFAULT_QUANTITIES
+from clusterscope.lab.core import lab_dir_from_env
+from clusterscope.vmclient import VM, VMError
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    c = sub.add_parser("compare", help="before/after comparison with 95%% intervals")
+    c.add_argument("--before", help="START..END (ISO, unix seconds, now, -15m)")
+    c.add_argument("--before-baseline", metavar="NAME", help="a pinned baseline instead")
+    c.add_argument("--after", required=True, help="START..END")
+    c.add_argument("--experiment", help="only this loadgen experiment")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(c)
+    c.set_defaults(func=cmd_compare)
+
+    b = sub.add_parser("baseline", help="pin a period's samples as a named baseline")
+    bsub = b.add_subparsers(dest="baseline_cmd", required=True)
+    pin = bsub.add_parser("pin", help="store the samples of a period under NAME")
+    pin.add_argument("name")
+    pin.add_argument("--period", required=True, help="START..END")
+    _common(pin)
+    ls = bsub.add_parser("list", help="the pinned baselines")
+    _common(ls)
+    b.set_defaults(func=cmd_baseline)
+
+    r = sub.add_parser("report", help="write the self-contained HTML report")
+    r.add_argument("--out", required=True, help="directory for index.html")
+    r.add_argument("--period", default="-30m..now", help="START..END (default: last 30 min)")
+    r.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                   help="also include a before/after comparison of two periods")
+    _common(r)
+    r.set_defaults(func=cmd_report)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vm", help="VictoriaMetrics URL (default: the lab's)")
+    p.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
+    p.add_argument("--quantities", help="JSON file of quantities to compare (default: built-in)")
+    p.add_argument("--baselines-dir", help="where pinned baselines live (default <lab>/baselines)")
+
+
+def _vm(args: argparse.Namespace) -> VM:
+    return VM(args.vm) if args.vm else VM.from_lab(args.lab_dir)
+
+
+def _quantities(args: argparse.Namespace) -> list[cmp.Quantity]:
+    if not args.quantities:
+        return list(DEFAULT_QUANTITIES)
+    names = {f.name for f in fields(cmp.Quantity)}
+    items = json.loads(Path(args.quantities).read_text())
+    return [cmp.Quantity(**{k: (tuple(v) if k == "by" else v) for k, v in item.items()
+                            if k in names}) for item in items]
+
+
+def _baselines_dir(args: argparse.Namespace) -> Path:
+    return Path(args.baselines_dir) if args.baselines_dir else \
+        lab_dir_from_env(args.lab_dir) / "baselines"
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    try:
+        quantities = _quantities(args)
+        vm = _vm(args)
+        after_p = Period.parse(args.after)
+        after = cmp.collect(vm, quantities, after_p, args.experiment)
+        if args.before_baseline:
+            path = _baselines_dir(args) / f"{args.before_baseline}.json"
+            if not path.exists():
+                print(f"compare: no pinned baseline {args.before_baseline!r} in {path.parent}",
+                      file=sys.stderr)
+                return 2
+            before, before_p = cmp.load_samples(path)
+            before_label = f"baseline {args.before_baseline}"
+        elif args.before:
+            before_p = Period.parse(args.before)
+            before = cmp.collect(vm, quantities, before_p, args.experiment)
+            before_label = str(before_p)
+        else:
+            print("compare: give --before START..END or --before-baseline NAME", file=sys.stderr)
+            return 2
+    except (PeriodError, VMError, OSError, ValueError) as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return 1
+    rows = cmp.compare_samples(quantities, before, after)
+    if args.json:
+        print(json.dumps({"before": before_label, "after": str(after_p),
+                          "rows": cmp.rows_json(rows)}, indent=1))
+    else:
+        print(cmp.render_table(rows, before_label, str(after_p)) if rows else
+              "compare: no data in either period")
+    return 0
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    d = _baselines_dir(args)
+    if args.baseline_cmd == "list":
+        for f in sorted(d.glob("*.json")):
+            data = json.loads(f.read_text())
+            print(f"{f.stem}\t{Period(data['period']['start'], data['period']['end'])}")
+        return 0
+    try:
+        period = Period.parse(args.period)
+        quantities = _quantities(args)
+        samples = cmp.collect(_vm(args), quantities, period)
+    except (PeriodError, VMError, OSError, ValueError) as exc:
+        print(f"baseline: {exc}", file=sys.stderr)
+        return 1
+    cmp.save_samples(d / f"{args.name}.json", samples, period, {"name": args.name})
+    n = sum(len(v) for per in samples.values() for v in per.values())
+    print(f"baseline {args.name}: {n} samples of {period} pinned in {d / args.name}.json")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from clusterscope.analysis import report
+
+    try:
+        vm = _vm(args)
+        period = Period.parse(args.period)
+        comparison = None
+        if args.compare:
+            quantities = _quantities(args)
+            pb, pa = Period.parse(args.compare[0]), Period.parse(args.compare[1])
+            comparison = (pb, pa, cmp.compare_samples(
+                quantities, cmp.collect(vm, quantities, pb), cmp.collect(vm, quantities, pa)))
+        path = report.write(vm, period, Path(args.out), comparison)
+    except (PeriodError, VMError, OSError, ValueError) as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 1
+    print(f"report: {path}")
+    return 0

@@ -1,0 +1,86 @@
+"""`compare` on series written to a real VictoriaMetrics with known values."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+from clusterscope.analysis.compare import Quantity, collect, compare_samples
+from clusterscope.analysis.periods import Period
+
+T0 = 1_700_000_000  # fixed: the series live in the past, in their own scratch database
+WINDOW = 10  # seconds between two windows' values
+SAMPLE = 5   # scrape interval: each window's value is seen twice
+
+
+def _write(vm, metric: str, labels: str, start: float, values: list[float]) -> None:
+    lines = []
+    for i, v in enumerate(values):
+        for k in range(WINDOW // SAMPLE):
+            ts = int((start + i * WINDOW + k * SAMPLE) * 1000)
+            lines.append(f"{metric}{{{labels}}} {v} {ts}")
+    vm.import_prometheus("\n".join(lines) + "\n")
+
+
+TPS = Quantity("tps", "throughput", "tps", 'test_window_tps{{experiment}}', "tps", "higher",
+               ("experiment", "variant"), experiment_filter=True)
+LAT = Quantity("lat", "latency", "p95", "test_window_latency_seconds", "s", "lower",
+               ("variant",))
+
+
+@pytest.fixture(scope="module")
+def known_series(scratch_vm):
+    rng = random.Random(7)
+    before = [1000 + rng.gauss(0, 20) for _ in range(30)]
+    after = [950 + rng.gauss(0, 20) for _ in range(30)]  # 5% slower, noise 2%
+    lat_b = [0.010 + rng.gauss(0, 0.002) for _ in range(30)]
+    lat_a = [0.0101 + rng.gauss(0, 0.002) for _ in range(30)]  # 1% change, 20% noise
+    span = 30 * WINDOW
+    _write(scratch_vm, "test_window_tps", 'experiment="fk",variant="fk2"', T0, before)
+    _write(scratch_vm, "test_window_tps", 'experiment="fk",variant="fk2"', T0 + span, after)
+    _write(scratch_vm, "test_window_tps", 'experiment="other",variant="x"', T0, before)
+    _write(scratch_vm, "test_window_latency_seconds", 'variant="fk2"', T0, lat_b)
+    _write(scratch_vm, "test_window_latency_seconds", 'variant="fk2"', T0 + span, lat_a)
+    scratch_vm.flush()
+    periods = (Period(T0, T0 + span - 1), Period(T0 + span, T0 + 2 * span - 1))
+    return scratch_vm, periods, before, after
+
+
+def test_a_known_difference_is_found_with_an_interval_that_holds_it(known_series) -> None:
+    vm, (pb, pa), before, after = known_series
+    rows = compare_samples([TPS], collect(vm, [TPS], pb, "fk"), collect(vm, [TPS], pa, "fk"))
+    assert len(rows) == 1, "the experiment filter must drop the other experiment"
+    row = rows[0]
+    assert row.before.n == len(before) and row.after.n == len(after)
+    assert row.before.mean == pytest.approx(sum(before) / len(before))
+    true_diff = sum(after) / len(after) - sum(before) / len(before)
+    assert row.difference.diff == pytest.approx(true_diff)
+    assert row.difference.low < -50 + 15 and row.difference.high > -50 - 15
+    assert row.difference.low < true_diff < row.difference.high
+    assert row.verdict == "worse"
+
+
+def test_a_change_smaller_than_the_noise_is_no_significant_change(known_series) -> None:
+    vm, (pb, pa), _, _ = known_series
+    rows = compare_samples([LAT], collect(vm, [LAT], pb), collect(vm, [LAT], pa))
+    assert [r.verdict for r in rows] == ["no significant change"]
+    assert rows[0].difference.low < 0 < rows[0].difference.high
+
+
+def test_the_cli_prints_the_table_and_json(known_series) -> None:
+    vm, (pb, pa), _, _ = known_series
+    base = [sys.executable, "-m", "clusterscope.cli", "compare", "--vm", vm.url,
+            "--before", f"{pb.start:.0f}..{pb.end:.0f}", "--after", f"{pa.start:.0f}..{pa.end:.0f}",
+            "--quantities", "tests/fixtures/compare_quantities.json"]
+    text = subprocess.run(base, capture_output=True, text=True, check=True).stdout
+    assert "worse" in text and "no significant change" in text
+    data = json.loads(subprocess.run([*base, "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    verdicts = {(r["key"], r["series"].get("experiment", "")): r["verdict"] for r in data["rows"]}
+    assert verdicts[("tps", "fk")] == "worse"
+    assert verdicts[("tps", "other")] == "only one period has data"
+    assert verdicts[("lat", "")] == "no significant change"
