@@ -5,7 +5,7 @@ from __future__ import annotations
 from clusterscope.analysis.compare import Quantity
 
 # A restart's figures count once it completed (status 12 on the master, 19 elsewhere).
-_COMPLETED = ("and on(cluster, node_id) ((ndb_restart_status == 12)"
+COMPLETED_RESTART = ("and on(cluster, node_id) ((ndb_restart_status == 12)"
               " or (ndb_restart_status == 19))")
 
 DEFAULT_QUANTITIES: tuple[Quantity, ...] = (
@@ -22,10 +22,10 @@ DEFAULT_QUANTITIES: tuple[Quantity, ...] = (
              "loadgen_pair_overhead_ratio{{experiment}}", "ratio", "lower",
              ("experiment", "variant", "baseline"), experiment_filter=True),
     Quantity("ndb_restart_total", "NDB restarts", "restart total",
-             f"ndb_restart_total_seconds {_COMPLETED}", "s", "lower", ("cluster", "node_id"),
+             f"ndb_restart_total_seconds {COMPLETED_RESTART}", "s", "lower", ("cluster", "node_id"),
              simulated=True),
     Quantity("ndb_restart_phase", "NDB restarts", "restart phase",
-             f"ndb_restart_phase_seconds {_COMPLETED}", "s", "lower",
+             f"ndb_restart_phase_seconds {COMPLETED_RESTART}", "s", "lower",
              ("cluster", "node_id", "phase"), simulated=True),
     Quantity("ndb_ldm_cpu", "NDB LDM CPU", "LDM thread CPU (1-min means)",
              'avg by (cluster, node_id) (sum without (mode) (avg_over_time('

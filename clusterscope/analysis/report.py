@@ -1,0 +1,200 @@
+"""The self-contained HTML report: plots and tables from VictoriaMetrics, no network needed.
+
+Everything from the NDB simulator is marked SIMULATED in its heading and its plots.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+from clusterscope.analysis import svg
+from clusterscope.analysis.compare import Row, render_table
+from clusterscope.analysis.periods import Period
+from clusterscope.analysis.quantities import COMPLETED_RESTART
+from clusterscope.vmclient import VM
+
+SIM = '<span class="simulated">SIMULATED (NDB simulator, not a measurement)</span>'
+REAL = '<span class="measured">measured on the lab</span>'
+
+
+def _esc(s: object) -> str:
+    return html.escape(str(s))
+
+
+def _ts(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _step(period: Period) -> float:
+    return max(2.0, (period.end - period.start) / 600)
+
+
+def _lines(vm: VM, expr: str, period: Period, label: str, scale: float = 1.0,
+           band: tuple[str, str] | None = None) -> list[svg.Line]:
+    step = _step(period)
+    out: dict[str, svg.Line] = {}
+    for r in vm.query_range(expr, period.start, period.end, step):
+        name = label.format_map(defaultdict(str, r["metric"]))
+        out[name] = svg.Line(name, [(float(t), float(v) * scale) for t, v in r["values"]
+                                    if v != "NaN"])
+    if band:
+        lows = {label.format_map(defaultdict(str, r["metric"])): r["values"]
+                for r in vm.query_range(band[0], period.start, period.end, step)}
+        highs = {label.format_map(defaultdict(str, r["metric"])): r["values"]
+                 for r in vm.query_range(band[1], period.start, period.end, step)}
+        for name, ln in out.items():
+            hi = {float(t): float(v) for t, v in highs.get(name, [])}
+            ln.band = [(float(t), float(v) * scale, hi[float(t)] * scale)
+                       for t, v in lows.get(name, []) if float(t) in hi]
+    return sorted(out.values(), key=lambda ln: ln.label)
+
+
+def _by(result: list[dict], label: str) -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in result:
+        groups[r["metric"].get(label, "")].append(r)
+    return dict(sorted(groups.items()))
+
+
+def restart_breakdown(vm: VM, period: Period) -> list[tuple[str, list[tuple[str, float]]]]:
+    """The phases of every completed restart in the period, oldest first."""
+    step = _step(period)
+    totals = vm.query_range(f"ndb_restart_total_seconds {COMPLETED_RESTART}", period.start,
+                            period.end, step)
+    rows = []
+    for r in totals:
+        node, last = r["metric"].get("node_id", "?"), None
+        for t, v in r["values"]:
+            if v == last:
+                continue
+            last = v
+            phases = vm.query(f'ndb_restart_phase_seconds{{node_id="{node}"}}', float(t))
+            segs = sorted(((p["metric"].get("phase", "?"), float(p["value"][1]))
+                           for p in phases if float(p["value"][1]) > 0),
+                          key=lambda s: s[0])
+            rest = float(v) - sum(x for _, x in segs)
+            if rest > 0.5:  # phases the view does not break out; the bar ends at the total
+                segs.append(("other phases", rest))
+            label = f"node {node} @ {datetime.fromtimestamp(float(t), UTC):%H:%M:%S}"
+            rows.append((float(t), label, segs))
+    return [(label, segs) for _, label, segs in sorted(rows)]
+
+
+def recoveries(vm: VM, period: Period) -> list[dict]:
+    out = []
+    res = vm.query_range("galera_recovery_last_duration_seconds", period.start - 300,
+                         period.end, _step(period))
+    ends = {tuple(sorted(r["metric"].items())): r for r in
+            vm.query("galera_recovery_last_end_timestamp_seconds", period.end)}
+    for r in res:
+        m = r["metric"]
+        key = tuple(sorted({**m, "__name__": "galera_recovery_last_end_timestamp_seconds"}
+                           .items()))
+        end = float(ends[key]["value"][1]) if key in ends else float(r["values"][-1][0])
+        if end < period.start:
+            continue
+        out.append({"node": m.get("node", "?"), "kind": m.get("kind", "?"),
+                    "method": m.get("method", "?"), "donor": m.get("donor", "?"),
+                    "seconds": float(r["values"][-1][1]), "end": end})
+    return sorted(out, key=lambda d: d["end"])
+
+
+def _table(header: list[str], rows: list[list[object]]) -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in row) + "</tr>"
+                   for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _comparison_html(comparison: tuple[Period, Period, list[Row]]) -> str:
+    pb, pa, rows = comparison
+    if not rows:
+        return '<p class="empty">no data in either period</p>'
+    trs = []
+    for r in rows:
+        cls = {"better": "better", "worse": "worse"}.get(r.verdict, "same")
+        series = ", ".join(f"{k}={v}" for k, v in r.series.items() if v)
+        d = r.difference
+        ci = "-" if math.isnan(d.low) else f"[{d.low:+.4g}, {d.high:+.4g}]"
+        mark = " (simulated)" if r.simulated else ""
+        trs.append(f"<tr><td>{_esc(r.group + ': ' + r.title + mark)}</td><td>{_esc(series)}"
+                   f"</td><td>{r.before.mean:.4g} (n={r.before.n})</td><td>{r.after.mean:.4g}"
+                   f" (n={r.after.n})</td><td>{d.diff:+.4g}</td><td>{ci}</td>"
+                   f'<td class="{cls}">{_esc(r.verdict)}</td></tr>')
+    return (f"<p>before {pb} vs after {pa}; 95% Welch intervals on the difference.</p>"
+            "<table><tr><th>quantity</th><th>series</th><th>before</th><th>after</th>"
+            "<th>after-before</th><th>95% CI</th><th>verdict</th></tr>" + "".join(trs)
+            + "</table><details><summary>as text</summary><pre>"
+            + _esc(render_table(rows, str(pb), str(pa))) + "</pre></details>")
+
+
+def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] | None = None,
+          alerts: list[dict] | None = None, notes: list[str] | None = None) -> str:
+    parts: list[str] = []
+    add = parts.append
+    add(f"<h1>clusterscope report</h1><p class='note'>period {_ts(period.start)} to "
+        f"{_ts(period.end)}; generated {_ts(time.time())}. Galera, sysbench and the exporters"
+        f" are real processes; {SIM} marks every figure from the NDB simulator.</p>")
+    for n in notes or []:
+        add(f"<p class='note'>{_esc(n)}</p>")
+    if alerts is not None:
+        add("<h2>Alerts</h2>")
+        add(_table(["alert", "status", "severity", "summary", "starts at"],
+                   [[a.get("labels", {}).get("alertname", "?"), a.get("status", "?"),
+                     a.get("labels", {}).get("severity", ""),
+                     a.get("annotations", {}).get("summary", ""), a.get("startsAt", "")]
+                    for a in alerts]) if alerts else "<p class='empty'>no alert fired</p>")
+    if comparison:
+        add("<h2>Before / after</h2>" + _comparison_html(comparison))
+
+    add(f"<h2>Experiments {REAL}</h2>")
+    add(svg.line_chart(_lines(vm, "loadgen_overhead_ratio", period, "{experiment}/{variant}",
+                              100.0, ("loadgen_overhead_ratio_lower",
+                                      "loadgen_overhead_ratio_upper")),
+                       "overhead vs baseline with 95% band", "%", reference=0.0))
+    add(svg.line_chart(_lines(vm, "loadgen_window_tps", period, "{experiment}/{variant}"),
+                       "throughput per variant (per window)", " tps"))
+    add(svg.line_chart(_lines(vm, 'loadgen_window_latency_seconds{quantile="0.95"}', period,
+                              "{experiment}/{variant}", 1000.0),
+                       "latency p95 per variant (per window)", " ms"))
+
+    add(f"<h2>NDB restarts {SIM}</h2>")
+    add(svg.stacked_bars(restart_breakdown(vm, period),
+                         "phase breakdown of each completed restart (SIMULATED)"))
+    add(svg.line_chart(_lines(vm, "ndb_restart_total_seconds", period, "node {node_id}"),
+                       "restart total seconds (latest restart per node, SIMULATED)", " s"))
+    add(f"<h2>NDB LDM CPU {SIM}</h2>")
+    add(svg.line_chart(_lines(vm, 'avg by (node_id) (sum without (mode) (ndb_thread_cpu_percent'
+                              '{thread_name="ldm",mode=~"os_user|os_system"}))', period,
+                              "node {node_id}"),
+                       "mean LDM thread CPU per data node (SIMULATED)", "%"))
+
+    add(f"<h2>Galera recoveries {REAL}</h2>")
+    recs = recoveries(vm, period)
+    add(_table(["node", "kind", "method", "donor", "duration", "ended"],
+               [[r["node"], r["kind"], r["method"], r["donor"], f"{r['seconds']:.1f} s",
+                 _ts(r["end"])] for r in recs]) if recs else
+        "<p class='empty'>no recovery in this period</p>")
+    add(svg.line_chart(_lines(vm, "mysql_global_status_wsrep_cluster_size", period,
+                              "{node}"), "wsrep cluster size per node", ""))
+
+    # The test reads this line from Chromium's console to know the page rendered.
+    script = ("<script>console.log('clusterscope-report-rendered svg=' + "
+              "document.querySelectorAll('svg').length);</script>")
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>clusterscope "
+            f"report</title><style>{svg.CSS}</style></head><body>{''.join(parts)}{script}"
+            "</body></html>")
+
+
+def write(vm: VM, period: Period, out: Path,
+          comparison: tuple[Period, Period, list[Row]] | None = None,
+          alerts: list[dict] | None = None, notes: list[str] | None = None) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "index.html"
+    path.write_text(build(vm, period, comparison, alerts, notes))
+    return path
