@@ -1,0 +1,253 @@
+"""`clusterscope demo` (`make demo`): the main job in one command.
+
+Brings the lab up, runs the FK and partitioning experiments against the real Galera cluster,
+crashes a Galera node and lets it rejoin by IST, plays simulated NDB restarts with the 7.6
+and then the 7.5 profile, shows the alert that fired, prints the comparison and writes the
+report. Ctrl-C (or a failed step) stops the lab; a finished demo leaves it running to look at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from clusterscope.lab.core import lab_dir_from_env
+
+
+class DemoError(RuntimeError):
+    pass
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="the main job: lab, scenario, alert, comparison, report")
+    p.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
+    p.add_argument("--short", action="store_true",
+                   help="a shorter scenario (CI): fewer windows and restarts")
+    p.add_argument("--down", action="store_true", help="stop the lab at the end")
+    p.add_argument("--time-scale", type=float, default=120.0,
+                   help="simulated NDB cluster seconds per wall second (default 120)")
+    p.set_defaults(func=run)
+
+
+def _bar(done: float, total: float, width: int = 30) -> str:
+    frac = 0.0 if total <= 0 else min(1.0, done / total)
+    return "[" + "#" * int(frac * width) + "-" * (width - int(frac * width)) + f"] {frac:4.0%}"
+
+
+class Demo:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.lab_dir = lab_dir_from_env(args.lab_dir)
+        self.short = args.short
+        self.time_scale = args.time_scale
+        self.env = dict(os.environ, CLUSTERSCOPE_LAB_DIR=str(self.lab_dir))
+        self.t_start = time.monotonic()
+        self.step_no = 0
+
+    # -- plumbing ------------------------------------------------------------------------
+    def cs(self, *args: str, timeout: float = 900, check: bool = True) -> str:
+        proc = subprocess.run([sys.executable, "-m", "clusterscope.cli", *args], env=self.env,
+                              text=True, capture_output=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise DemoError(f"`clusterscope {' '.join(args)}` failed ({proc.returncode}):\n"
+                            f"{(proc.stderr or proc.stdout)[-2500:]}")
+        return proc.stdout
+
+    def step(self, title: str) -> None:
+        self.step_no += 1
+        elapsed = time.monotonic() - self.t_start
+        print(f"\n==> [{self.step_no}] {title}   (t+{elapsed:.0f}s)", flush=True)
+
+    def wait(self, seconds: float, what: str,
+             until: Callable[[], bool] | None = None) -> bool:
+        """Wait with a progress bar; return True when `until` became true first."""
+        t0 = time.monotonic()
+        tty = sys.stdout.isatty()
+        last_print = -10.0
+        while (done := time.monotonic() - t0) < seconds:
+            if until is not None and until():
+                print(f"\r    {what} {_bar(1, 1)} done after {done:.0f}s" + " " * 10, flush=True)
+                return True
+            if tty or done - last_print >= 10:
+                end = "\r" if tty else "\n"
+                print(f"    {what} {_bar(done, seconds)} {done:.0f}/{seconds:.0f}s", end=end,
+                      flush=True)
+                last_print = done
+            time.sleep(1.0)
+        print(f"    {what} {_bar(1, 1)} {seconds:.0f}s" + " " * 10, flush=True)
+        return until() if until is not None else True
+
+    def in_background(self, *args: str) -> threading.Thread:
+        errors: list[str] = []
+
+        def target() -> None:
+            try:
+                self.cs(*args)
+            except DemoError as exc:
+                errors.append(str(exc))
+
+        t = threading.Thread(target=target, daemon=True)
+        t.errors = errors  # type: ignore[attr-defined]
+        t.start()
+        return t
+
+    def vm(self):
+        from clusterscope.vmclient import VM
+        return VM.from_lab(self.lab_dir)
+
+    def alerts(self) -> list[dict]:
+        return json.loads(self.cs("lab", "monitoring", "alerts", "--json", check=False) or "[]")
+
+    # -- the scenario --------------------------------------------------------------------
+    def run(self) -> dict:
+        window = 8 if self.short else 10
+        fk_seconds = 120 if self.short else 180
+        part_seconds = 60 if self.short else 100
+        restarts_76 = 3
+        restarts_75 = 2 if self.short else 3
+
+        self.step("Bringing the lab up: Galera (real), NDB simulator, exporters, monitoring,"
+                  " Loki")
+        print(self.cs("lab", "up", timeout=1800).strip())
+        scenario_start = time.time()
+
+        self.step(f"FK experiment on Galera node 1 ({fk_seconds}s, {window}s A/B windows)")
+        self.cs("loadgen", "start", "--experiment", "fk", "--node", "galera-node1",
+                "--window", str(window), "--duration", str(fk_seconds))
+
+        self.step(f"NDB simulator: {restarts_76} node restarts with the 7.6 profile"
+                  f" (time-scale {self.time_scale:g}), SIMULATED")
+        before_76 = time.time()
+        for i in range(restarts_76):
+            self.cs("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale",
+                    f"{self.time_scale:g}", "--wait", timeout=600)
+            print(f"    7.6 restart {i + 1}/{restarts_76} completed", flush=True)
+        after_76 = time.time()
+
+        self.step("Galera: SIGKILL node 3, then restart it (position recovered, IST rejoin)")
+        self.cs("lab", "galera", "kill-node", "3")
+        # Restarting within ~5 s of a kill makes the group evict the old identity first.
+        self.wait(15, "node 3 down")
+        self.cs("lab", "galera", "start-node", "3", timeout=600)
+        print("    node 3 is back and synced", flush=True)
+
+        self.step(f"NDB simulator: {restarts_75} node restarts with the 7.5 profile, SIMULATED")
+        before_75 = time.time()
+        for i in range(restarts_75):
+            self.cs("lab", "ndb", "restart-node", "2", "--profile", "7.5", "--time-scale",
+                    f"{self.time_scale:g}", "--wait", timeout=900)
+            print(f"    7.5 restart {i + 1}/{restarts_75} completed", flush=True)
+        after_75 = time.time()
+
+        self.step("Waiting for the FK experiment's windows")
+        fk_end = scenario_start + fk_seconds + 30
+        self.wait(max(0.0, fk_end - time.time()), "fk windows",
+                  until=lambda: not self._loadgen_running("fk"))
+
+        self.step(f"Partitioning experiment on Galera node 1 ({part_seconds}s)")
+        self.cs("loadgen", "start", "--experiment", "partitioning", "--node", "galera-node1",
+                "--window", str(window), "--duration", str(part_seconds))
+        self.wait(part_seconds + 30, "partitioning windows",
+                  until=lambda: not self._loadgen_running("partitioning"))
+
+        self.step("Alerts that fired (vmalert -> Alertmanager -> webhook)")
+        alerts = self._wait_alert("NdbRestartTimeRegressed", 120)
+        for a in alerts:
+            labels, ann = a.get("labels", {}), a.get("annotations", {})
+            print(f"    ALERT {labels.get('alertname')} [{labels.get('severity', '')}]"
+                  f" {a.get('status', '')}: {ann.get('summary', '')}")
+            if ann.get("runbook_url"):
+                print(f"          runbook: {ann['runbook_url']}")
+
+        self.step("Experiment overheads (95% intervals over paired windows)")
+        overheads = self._overheads()
+        for o in overheads:
+            print(f"    {o['experiment']:<13} {o['variant']:<12} vs {o['baseline']:<10}"
+                  f" {o['text']}")
+
+        self.step("Comparison: NDB restarts with the 7.6 profile (before) vs 7.5 (after),"
+                  " SIMULATED")
+        table = self.cs("compare", "--before", f"{before_76:.0f}..{after_76:.0f}",
+                        "--after", f"{before_75:.0f}..{after_75:.0f}")
+        print(table)
+
+        self.step("Writing the report")
+        report_dir = self.lab_dir / "report"
+        end = time.time()
+        out = self.cs("report", "--out", str(report_dir), "--period",
+                      f"{scenario_start - 60:.0f}..{end:.0f}", "--compare",
+                      f"{before_76:.0f}..{after_76:.0f}", f"{before_75:.0f}..{after_75:.0f}")
+        print("    " + out.strip())
+        return {"alerts": alerts, "overheads": overheads, "report": str(report_dir /
+                                                                         "index.html")}
+
+    def _loadgen_running(self, experiment: str) -> bool:
+        status = json.loads(self.cs("lab", "status", "--json"))
+        return any(s["name"] == f"loadgen-{experiment}" and s["running"]
+                   for s in status["services"])
+
+    def _wait_alert(self, name: str, timeout: float) -> list[dict]:
+        found: list[dict] = []
+
+        def fired() -> bool:
+            nonlocal found
+            found = self.alerts()
+            return any(a.get("labels", {}).get("alertname") == name for a in found)
+
+        self.wait(timeout, f"waiting for {name}", until=fired)
+        if not any(a.get("labels", {}).get("alertname") == name for a in found):
+            print(f"    NOTE: {name} did not reach the webhook within {timeout:.0f}s")
+        return found
+
+    def _overheads(self) -> list[dict]:
+        vm = self.vm()
+        out = []
+        for r in vm.query("loadgen_overhead_ratio"):
+            m = r["metric"]
+            sel = ",".join(f'{k}="{m[k]}"' for k in ("experiment", "variant", "baseline")
+                           if k in m)
+            lo = vm.query(f"loadgen_overhead_ratio_lower{{{sel}}}")
+            hi = vm.query(f"loadgen_overhead_ratio_upper{{{sel}}}")
+            v = float(r["value"][1])
+            low = float(lo[0]["value"][1]) if lo else math.nan
+            high = float(hi[0]["value"][1]) if hi else math.nan
+            text = f"{v * 100:+.1f}%" + ("" if math.isnan(low) else
+                                         f"  95% CI [{low * 100:+.1f}%, {high * 100:+.1f}%]")
+            out.append({"experiment": m.get("experiment", "?"), "variant": m.get("variant", "?"),
+                        "baseline": m.get("baseline", "?"), "ratio": v, "low": low,
+                        "high": high, "text": text})
+        return sorted(out, key=lambda o: (o["experiment"], o["variant"]))
+
+
+def run(args: argparse.Namespace) -> int:
+    demo = Demo(args)
+
+    def on_term(signum, frame):  # noqa: ANN001 - signal handler signature
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        result = demo.run()
+    except (KeyboardInterrupt, DemoError, subprocess.TimeoutExpired) as exc:
+        print(f"\ndemo stopped: {exc if not isinstance(exc, KeyboardInterrupt) else 'Ctrl-C'};"
+              " stopping the lab ...", file=sys.stderr, flush=True)
+        demo.cs("lab", "down", check=False, timeout=600)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 1
+    report = Path(result["report"])
+    (demo.lab_dir / "demo-result.json").write_text(json.dumps(result, indent=1, default=str))
+    print(f"\nDone in {time.monotonic() - demo.t_start:.0f}s.\n"
+          f"  Report:      {report}  (open it in a browser; works offline)\n"
+          f"  Lab status:  clusterscope lab status   (VictoriaMetrics, Alertmanager, Loki ...)\n"
+          f"  Stop it:     .venv/bin/clusterscope lab down   (add --wipe to delete {demo.lab_dir})")
+    if args.down:
+        demo.cs("lab", "down", check=False, timeout=600)
+        print("  (lab stopped: --down)")
+    return 0
