@@ -1,0 +1,5 @@
+import sys
+
+from galera_tracker.main import main
+
+sys.exit(main())

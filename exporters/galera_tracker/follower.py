@@ -1,0 +1,68 @@
+"""Follow a log file across rotation, truncation and absence, yielding whole lines.
+
+The position (inode, offset) is part of the caller's saved state, so a restarted tracker
+continues where it stopped instead of reading a file twice.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+MAX_CHUNK = 1 << 20
+
+
+@dataclass
+class LogFollower:
+    path: str
+    inode: int | None = None
+    offset: int = 0
+    partial: bytes = b""
+    reopens: int = 0
+    readable: bool = False
+
+    def position(self) -> dict:
+        return {"inode": self.inode, "offset": self.offset,
+                "partial": self.partial.decode("utf-8", "replace")}
+
+    def restore(self, d: dict) -> None:
+        self.inode = d.get("inode")
+        self.offset = int(d.get("offset") or 0)
+        self.partial = (d.get("partial") or "").encode()
+
+    def read_lines(self) -> Iterator[str]:
+        """Every complete line added since the last call (a partial last line waits)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            self.readable = False
+            return
+        if self.inode is not None and st.st_ino != self.inode:
+            # Rotated: the old file is gone from this path; start the new one from its top.
+            self._reset(st.st_ino)
+        elif st.st_size < self.offset:
+            # Truncated in place (copytruncate or `> file`): its content starts over.
+            self._reset(st.st_ino)
+        self.inode = st.st_ino
+        try:
+            with open(self.path, "rb") as f:
+                self.readable = True
+                f.seek(self.offset)
+                while True:
+                    chunk = f.read(MAX_CHUNK)
+                    if not chunk:
+                        break
+                    self.offset += len(chunk)
+                    data = self.partial + chunk
+                    *lines, self.partial = data.split(b"\n")
+                    for raw in lines:
+                        yield raw.decode("utf-8", "replace").rstrip("\r")
+        except OSError:
+            self.readable = False
+
+    def _reset(self, inode: int) -> None:
+        self.inode = inode
+        self.offset = 0
+        self.partial = b""
+        self.reopens += 1

@@ -1,0 +1,243 @@
+"""Galera error-log lines -> state changes and completed recoveries.
+
+Reads the error-log formats of MariaDB 10.x (`2026-11-22  3:59:35 0 [Note] WSREP: ...`,
+older `190115 11:20:14 [Note] WSREP: ...`), Percona XtraDB Cluster 5.7
+(`2019-01-15T11:20:14.575046Z 0 [Note] WSREP: ...`) and PXC / MySQL 8.0 wsrep
+(`2023-03-12T12:48:43.82Z 0 [Note] [MY-000000] [Galera] ...`), plus the SST scripts'
+`WSREP_SST: [INFO] ... (20261122 03:59:37.889)` lines.
+
+A recovery runs from `Shifting PRIMARY -> JOINER` to `Shifting JOINED -> SYNCED` (the
+field definition). Its kind is decided by evidence inside that window: a joiner that
+had no usable state (IST prepared from seqno 0 / a zero UUID, "<method> SST completed on
+joiner", "Switching to SST") did an SST, even though an IST catch-up follows it in the
+same log; otherwise IST evidence ("<method> IST completed", "Running IST", IST prepared
+from a real seqno) makes it an IST.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+
+_TS_ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:?\d{2})?\s")
+_TS_MARIA = re.compile(r"^(\d{4}-\d{2}-\d{2})\s+(\d{1,2}:\d{2}:\d{2})\s")
+_TS_OLD = re.compile(r"^(\d{6})\s+(\d{1,2}:\d{2}:\d{2})\s")
+_TS_SST = re.compile(r"\((\d{8}) (\d{2}:\d{2}:\d{2}(?:\.\d+)?)\)\s*$")
+
+_SHIFT = re.compile(r"Shifting ([A-Z/]+) -> ([A-Z/]+) \(TO: -?\d+\)")
+_SELECTED = re.compile(r"Member (\d+)\.\d+ \(([^)]*)\) requested state transfer from '[^']*'\."
+                       r" Selected (\d+)\.\d+ \(([^)]*)\)")
+_REQUESTING = re.compile(r"Requesting state transfer: success, donor: (\d+)")
+_TRANSFER_FROM = re.compile(r"\d+\.\d+ \(([^)]*)\): State transfer from \d+\.\d+ \(([^)]*)\)"
+                            r" complete")
+_IST_UUID = re.compile(r"####### IST uuid:?\s*([0-9a-f-]{36}) f: (-?\d+)")
+_IST_PREPARED = re.compile(r"Prepared IST receiver(?: for (-?\d+)-(-?\d+))?")
+_SCRIPT_DONE = re.compile(r"(\w[\w-]*) (SST|IST) completed on joiner")
+_SCRIPT_STARTED = re.compile(r"(\w[\w-]*) SST started on joiner")
+_SST_REQUEST = re.compile(r"Prepared SST request: (\w[\w-]*)\|")
+_RUNNING_JOINER = re.compile(r"wsrep_sst_(\w[\w-]*)\s+--role\s+'?joiner")
+_SST_TO_SST = re.compile(r"(?:Switching to SST|can't be serviced using IST|"
+                         r"Failed to prepare for incremental state transfer)")
+_IST_EVIDENCE = re.compile(r"(?:Running IST|Skipping mysql_upgrade \(ist\)|"
+                           r"State gap can be serviced using IST|IST received:)")
+_RESTART = re.compile(r"(?:\] Starting MariaDB|mysqld.*starting as process|"
+                      r"mysqld \(mysqld [^)]*\) starting as process|Shutdown complete|"
+                      r"\[Server\] .*starting as process)")
+
+
+def parse_timestamp(line: str) -> float | None:
+    """Epoch seconds of a log line, or None for a line without its own time."""
+    m = _TS_ISO.match(line)
+    if m:
+        tz = m.group(3)
+        stamp = f"{m.group(1)}T{m.group(2)}"
+        if tz == "Z":
+            return datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
+        if tz:
+            return datetime.fromisoformat(stamp + tz).timestamp()
+        return datetime.fromisoformat(stamp).timestamp()  # local time
+    m = _TS_MARIA.match(line)
+    if m:
+        return _local(f"{m.group(1)} {m.group(2)}", "%Y-%m-%d %H:%M:%S")
+    m = _TS_OLD.match(line)
+    if m:
+        return _local(f"{m.group(1)} {m.group(2)}", "%y%m%d %H:%M:%S")
+    m = _TS_SST.search(line)
+    if m and "WSREP_SST" in line:
+        return _local(f"{m.group(1)} {m.group(2)}", "%Y%m%d %H:%M:%S.%f"
+                      if "." in m.group(2) else "%Y%m%d %H:%M:%S")
+    return None
+
+
+def _local(text: str, fmt: str) -> float | None:
+    # MariaDB logs local time without a zone; the tracker runs on the node's host.
+    try:
+        return time.mktime(time.strptime(text.split(".")[0], fmt.split(".")[0])) + (
+            float("0." + text.split(".")[1]) if "." in text else 0.0)
+    except ValueError:
+        return None
+
+
+@dataclass
+class StateChange:
+    ts: float
+    from_state: str
+    to_state: str
+
+
+@dataclass
+class Recovery:
+    start: float
+    end: float
+    kind: str  # sst | ist | unknown
+    method: str
+    donor: str
+
+    @property
+    def duration(self) -> float:
+        return max(0.0, self.end - self.start)
+
+
+@dataclass
+class _Window:
+    start: float
+    sst: bool = False
+    ist: bool = False
+    method: str = ""
+    donor: str = ""
+
+
+@dataclass
+class NodeParser:
+    """Feeds one node's log lines in order; keeps only what a recovery in flight needs."""
+
+    node: str
+    last_ts: float | None = None
+    state: str | None = None
+    window: _Window | None = None
+    pending_method: str = ""  # an SST script started before the JOINER shift
+    pending_sst: bool | None = None  # SST/IST evidence seen before the JOINER shift
+    pending_donor: str = ""
+    selections: dict[str, str] = field(default_factory=dict)  # donor index -> donor name
+    own_request_donor: str = ""
+
+    def to_dict(self) -> dict:
+        w = self.window
+        return {"state": self.state, "last_ts": self.last_ts,
+                "window": None if w is None else vars(w).copy(),
+                "pending_method": self.pending_method, "pending_sst": self.pending_sst,
+                "pending_donor": self.pending_donor}
+
+    @classmethod
+    def from_dict(cls, node: str, d: dict) -> NodeParser:
+        p = cls(node=node, last_ts=d.get("last_ts"), state=d.get("state"),
+                pending_method=d.get("pending_method", ""), pending_sst=d.get("pending_sst"),
+                pending_donor=d.get("pending_donor", ""))
+        if d.get("window"):
+            p.window = _Window(**d["window"])
+        return p
+
+    def feed(self, line: str) -> list[StateChange | Recovery | str]:
+        """Events of one line: StateChange, Recovery, or "aborted" (recovery cut short)."""
+        ts = parse_timestamp(line)
+        if ts is not None:
+            self.last_ts = ts
+        now = self.last_ts
+        if now is None or ("WSREP" not in line and "Galera" not in line
+                           and not _RESTART.search(line)):
+            return []
+        out: list[StateChange | Recovery | str] = []
+        if _RESTART.search(line):
+            self._reset_pending()
+            if self.window is not None:
+                self.window = None
+                out.append("aborted")
+            return out
+        m = _SHIFT.search(line)
+        if m:
+            return self._shift(now, m.group(1), m.group(2))
+        self._evidence(line)
+        return out
+
+    def _reset_pending(self) -> None:
+        self.pending_method = ""
+        self.pending_sst = None
+        self.pending_donor = ""
+        self.own_request_donor = ""
+
+    def _evidence(self, line: str) -> None:
+        sst: bool | None = None
+        method = ""
+        donor = ""
+        if m := _IST_UUID.search(line):
+            if m.group(1) == ZERO_UUID or int(m.group(2)) <= 0:
+                sst = True
+        elif (m := _IST_PREPARED.search(line)) and m.group(1) is not None:
+            if int(m.group(1)) <= 0:
+                sst = True
+        elif m := _SCRIPT_DONE.search(line):
+            method = m.group(1)
+            sst = m.group(2) == "SST"
+        elif m := _SCRIPT_STARTED.search(line):
+            method = m.group(1)
+        elif m := _SST_REQUEST.search(line):
+            method = m.group(1)
+        elif m := _RUNNING_JOINER.search(line):
+            method = m.group(1)
+        elif _SST_TO_SST.search(line):
+            sst = True
+        elif _IST_EVIDENCE.search(line):
+            sst = False
+        elif m := _SELECTED.search(line):
+            requester, donor_idx, donor_name = m.group(2), m.group(3), m.group(4)
+            self.selections[donor_idx] = donor_name
+            if requester == self.node:
+                donor = donor_name
+        elif m := _REQUESTING.search(line):
+            donor = self.selections.get(m.group(1), "")
+        elif m := _TRANSFER_FROM.search(line):
+            if m.group(1) == self.node or (self.window and not self.window.donor):
+                donor = m.group(2)
+        w = self.window
+        if w is None:
+            if method:
+                self.pending_method = method
+            if sst is not None:
+                self.pending_sst = sst if not self.pending_sst else True
+            if donor:
+                self.pending_donor = donor
+            return
+        if method and not w.method:
+            w.method = method
+        if sst is True:
+            w.sst = True
+        elif sst is False:
+            w.ist = True
+        if donor:
+            w.donor = donor
+
+    def _shift(self, now: float, frm: str, to: str) -> list[StateChange | Recovery | str]:
+        out: list[StateChange | Recovery | str] = [StateChange(now, frm, to)]
+        self.state = to
+        if to == "JOINER":
+            w = _Window(start=now, method=self.pending_method, donor=self.pending_donor)
+            if self.pending_sst is True:
+                w.sst = True
+            elif self.pending_sst is False:
+                w.ist = True
+            self.window = w
+            self._reset_pending()
+        elif to == "SYNCED" and self.window is not None:
+            w = self.window
+            self.window = None
+            kind = "sst" if w.sst else "ist" if w.ist else "unknown"
+            method = "ist" if kind == "ist" else (w.method or "unknown")
+            out.append(Recovery(w.start, now, kind, method, w.donor or "unknown"))
+        elif to in ("CLOSED", "OPEN") and self.window is not None:
+            self.window = None
+            out.append("aborted")
+        return out

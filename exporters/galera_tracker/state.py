@@ -1,0 +1,115 @@
+"""What the tracker knows per node, kept as plain data so it survives a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from galera_tracker.follower import LogFollower
+from galera_tracker.parser import NodeParser, Recovery, StateChange
+
+BUCKETS = (1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600, 7200)
+STATES = ("CLOSED", "OPEN", "PRIMARY", "JOINER", "JOINED", "SYNCED", "DONOR/DESYNCED")
+
+
+@dataclass
+class NodeStats:
+    transitions: dict[str, int] = field(default_factory=dict)  # "FROM>TO" -> count
+    state: str | None = None
+    state_since: float | None = None
+    recoveries: dict[str, int] = field(default_factory=dict)  # "kind|method" -> count
+    aborted: int = 0
+    last: dict | None = None  # the latest Recovery as a dict
+    hist: dict[str, dict] = field(default_factory=dict)  # "kind|method" -> {buckets,sum,count}
+    lines: int = 0
+
+    def apply(self, event: StateChange | Recovery | str) -> None:
+        if isinstance(event, StateChange):
+            key = f"{event.from_state}>{event.to_state}"
+            self.transitions[key] = self.transitions.get(key, 0) + 1
+            self.state = event.to_state
+            self.state_since = event.ts
+        elif isinstance(event, Recovery):
+            key = f"{event.kind}|{event.method}"
+            self.recoveries[key] = self.recoveries.get(key, 0) + 1
+            self.last = {"start": event.start, "end": event.end, "kind": event.kind,
+                         "method": event.method, "donor": event.donor,
+                         "duration": event.duration}
+            h = self.hist.setdefault(key, {"buckets": [0] * len(BUCKETS), "sum": 0.0,
+                                           "count": 0})
+            for i, bound in enumerate(BUCKETS):
+                if event.duration <= bound:
+                    h["buckets"][i] += 1
+            h["sum"] += event.duration
+            h["count"] += 1
+        elif event == "aborted":
+            self.aborted += 1
+
+
+class Node:
+    def __init__(self, name: str, path: str) -> None:
+        self.name = name
+        self.follower = LogFollower(path)
+        self.parser = NodeParser(node=name)
+        self.stats = NodeStats()
+
+    def poll(self) -> int:
+        n = 0
+        for line in self.follower.read_lines():
+            n += 1
+            for event in self.parser.feed(line):
+                self.stats.apply(event)
+        self.stats.lines += n
+        return n
+
+    def in_progress_since(self) -> float | None:
+        w = self.parser.window
+        return None if w is None else w.start
+
+    def to_dict(self) -> dict:
+        return {"path": self.follower.path, "position": self.follower.position(),
+                "reopens": self.follower.reopens, "parser": self.parser.to_dict(),
+                "stats": vars(self.stats)}
+
+    def restore(self, d: dict) -> None:
+        if d.get("path") != self.follower.path:
+            return  # another file now: read it from the start
+        self.follower.restore(d.get("position", {}))
+        self.follower.reopens = d.get("reopens", 0)
+        self.parser = NodeParser.from_dict(self.name, d.get("parser", {}))
+        self.stats = NodeStats(**d.get("stats", {}))
+
+
+class Tracker:
+    """All nodes; `poll()` reads new lines, `save()` persists positions and counts."""
+
+    def __init__(self, logs: dict[str, str], state_file: str | None = None) -> None:
+        self.nodes = {name: Node(name, path) for name, path in logs.items()}
+        self.state_file = Path(state_file) if state_file else None
+        self.lock = threading.Lock()
+        if self.state_file and self.state_file.exists():
+            try:
+                saved = json.loads(self.state_file.read_text())
+            except (OSError, json.JSONDecodeError):
+                saved = {}
+            for name, node in self.nodes.items():
+                if name in saved.get("nodes", {}):
+                    node.restore(saved["nodes"][name])
+
+    def poll(self) -> int:
+        with self.lock:
+            n = sum(node.poll() for node in self.nodes.values())
+            if n:
+                self.save()
+            return n
+
+    def save(self) -> None:
+        if not self.state_file:
+            return
+        data = {"nodes": {name: node.to_dict() for name, node in self.nodes.items()}}
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, self.state_file)
