@@ -1,0 +1,3 @@
+from ndbinfo_exporter.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,21 @@
+"""Every collector, one module per ndbinfo area."""
+
+from __future__ import annotations
+
+from ndbinfo_exporter.collectors import (
+    counters,
+    lcp,
+    logs,
+    memory,
+    nodes,
+    restarts,
+    threads,
+    transporters,
+)
+from ndbinfo_exporter.collectors.base import Collector, Context
+
+ALL: list[Collector] = [c for m in (nodes, restarts, lcp, logs, threads, transporters, memory,
+                                    counters) for c in m.COLLECTORS]
+BY_NAME: dict[str, Collector] = {c.name: c for c in ALL}
+
+__all__ = ["ALL", "BY_NAME", "Collector", "Context"]

@@ -1,0 +1,42 @@
+"""What a collector is and what it gets to work with during one scrape."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ndbinfo_exporter.db import Database
+from ndbinfo_exporter.families import Families
+
+
+@dataclass
+class Context:
+    """Per-scrape access to the database, bounded by the per-query timeout and the budget."""
+
+    db: Database
+    deadline: float  # time.monotonic() by which the whole scrape must be done
+    state: Any  # the exporter's persistent state (restart ledger, LCP tracker)
+    now: float  # wall-clock time of the scrape
+    timeouts: int = 0
+
+    def query(self, sql: str, aggregate: bool = False) -> list[tuple]:
+        left = self.deadline - time.monotonic()
+        return self.db.query(sql, min(self.db.query_timeout, left), aggregate=aggregate)
+
+    def col(self, view: str, column: str) -> str:
+        """The column if this version's view has it, else NULL (so its samples are omitted)."""
+        return column if self.db.has(view, column) else "NULL"
+
+    def columns(self, view: str) -> list[str]:
+        return list(self.db.views.get(view, []))
+
+
+@dataclass(frozen=True)
+class Collector:
+    name: str
+    help: str
+    views: tuple[str, ...]  # all must exist, else the collector is unsupported
+    collect: Callable[[Context, Families], None]
+    default: bool = True

@@ -1,0 +1,93 @@
+"""Local checkpoints: progress (`table_fragments`, `table_replicas`), per-table state
+(`table_distribution_status`) and write speeds per LDM instance (`disk_write_speed_aggregate`).
+
+ndbinfo has no LCP view; progress is derived: replicas still to checkpoint over all replicas.
+"""
+
+from __future__ import annotations
+
+from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.families import Families, num
+
+LCP_TABLE_STATUSES = ("ACTIVE", "WRITING_TO_FILE", "COMPLETED")
+
+
+def collect_lcp(ctx: Context, fam: Families) -> None:
+    (count, remaining, replicas), = ctx.query(
+        "SELECT COUNT(*), SUM(num_lcp_replicas), SUM(no_of_replicas)"
+        " FROM ndbinfo.table_fragments", aggregate=True)
+    (_, max_id, ongoing), = ctx.query(
+        "SELECT COUNT(*), MAX(last_lcp_id), SUM(is_lcp_ongoing) FROM ndbinfo.table_replicas",
+        aggregate=True)
+    remaining_f, replicas_f, ongoing_f = num(remaining), num(replicas), num(ongoing)
+    fam.gauge("ndb_lcp_id", "Current (or last) local checkpoint id:"
+              " MAX(table_replicas.last_lcp_id).").add((), max_id)
+    fam.gauge("ndb_lcp_fragment_replicas_remaining", "Fragment replicas still to be"
+              " checkpointed in the running LCP: SUM(table_fragments.num_lcp_replicas)."
+              ).add((), remaining_f if count else 0)
+    fam.gauge("ndb_lcp_fragment_replicas", "All fragment replicas:"
+              " SUM(table_fragments.no_of_replicas).").add((), replicas_f if count else 0)
+    if remaining_f is None and ongoing_f is None and count:
+        return  # both signals NULL: do not guess whether an LCP runs
+    running = bool(remaining_f) or bool(ongoing_f)
+    fam.gauge("ndb_lcp_running", "1 while a local checkpoint is running.").add((), running)
+    if replicas_f:
+        ratio = 1.0 - (remaining_f or 0.0) / replicas_f if running else 1.0
+        fam.gauge("ndb_lcp_progress_ratio", "Share of fragment replicas the running LCP has"
+                  " checkpointed (1 when no LCP runs).").add((), max(0.0, min(1.0, ratio)))
+    ctx.state.lcp.observe(running, ctx.now)
+    fam.gauge("ndb_lcp_last_duration_seconds", "Duration of the last completed LCP as observed"
+              " by the exporter (start to end, at scrape resolution).").add(
+        (), ctx.state.lcp.last_duration)
+
+
+def collect_lcp_tables(ctx: Context, fam: Families) -> None:
+    # the views spell one status `wRITING_TO_FILE`: compare case-insensitively
+    rows = ctx.query("SELECT node_id, UPPER(tab_lcp_status), COUNT(*)"
+                     " FROM ndbinfo.table_distribution_status"
+                     " GROUP BY node_id, UPPER(tab_lcp_status)")
+    f = fam.gauge("ndb_lcp_tables", "Tables per LCP state (table_distribution_status"
+                  ".tab_lcp_status, upper-cased).", ["node_id", "status"])
+    nodes = {str(r[0]) for r in rows if r[0] is not None}
+    for node_id in nodes:
+        for s in LCP_TABLE_STATUSES:
+            f.add((node_id, s), 0)
+    for node_id, st, n in rows:
+        if node_id is not None and st is not None:
+            f.add((node_id, st), n)
+
+
+def collect_disk_write_speed(ctx: Context, fam: Families) -> None:
+    rows = ctx.query(
+        "SELECT node_id, thr_no, backup_lcp_speed_last_sec, backup_lcp_speed_last_10sec,"
+        " backup_lcp_speed_last_60sec, redo_speed_last_sec, redo_speed_last_10sec,"
+        " redo_speed_last_60sec, current_target_disk_write_speed, slowdowns_due_to_io_lag,"
+        " slowdowns_due_to_high_cpu, disk_write_speed_set_to_min"
+        " FROM ndbinfo.disk_write_speed_aggregate")
+    speed = fam.gauge("ndb_disk_write_speed_bytes_per_second", "Disk write speed per LDM"
+                      " instance: kind backup_lcp (LCP and backup together) or redo, averaged"
+                      " over the window.", ["node_id", "ldm_instance", "kind", "window"])
+    target = fam.gauge("ndb_disk_write_speed_target_bytes_per_second", "Current target disk"
+                       " write speed per LDM instance.", ["node_id", "ldm_instance"])
+    slow = fam.counter("ndb_disk_write_slowdown_seconds_total", "Seconds the LDM instance's"
+                       " disk writes were slowed (io_lag, high_cpu) or set to the minimum.",
+                       ["node_id", "ldm_instance", "reason"])
+    for r in rows:
+        n, i = r[0], r[1]
+        for kind, base in (("backup_lcp", 2), ("redo", 5)):
+            for k, window in enumerate(("1s", "10s", "60s")):
+                speed.add((n, i, kind, window), r[base + k])
+        target.add((n, i), r[8])
+        for reason, v in zip(("io_lag", "high_cpu", "set_to_min"), r[9:12], strict=True):
+            slow.add((n, i, reason), v)
+
+
+COLLECTORS = [
+    Collector("lcp", "table_fragments + table_replicas: LCP id, progress, duration",
+              ("table_fragments", "table_replicas"), collect_lcp),
+    Collector("lcp_tables", "table_distribution_status: tables per LCP state",
+              ("table_distribution_status",), collect_lcp_tables),
+    Collector("disk_write_speed", "disk_write_speed_aggregate: LCP/backup and REDO write"
+              " speeds per LDM instance", ("disk_write_speed_aggregate",),
+              collect_disk_write_speed),
+]

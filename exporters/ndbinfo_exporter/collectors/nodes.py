@@ -1,0 +1,53 @@
+"""Data node state (`nodes`) and every node's type, version and host (`processes`)."""
+
+from __future__ import annotations
+
+from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.families import Families
+
+# the view's decode of nodes.status; all are exported so a status change flips values
+# instead of creating and dropping series
+NODE_STATUSES = ("NOTHING", "CMVMI", "STARTING", "STARTED", "SINGLEUSER", "STOPPING_1",
+                 "STOPPING_2", "STOPPING_3", "STOPPING_4")
+
+
+def collect_nodes(ctx: Context, fam: Families) -> None:
+    rows = ctx.query("SELECT node_id, status, start_phase, uptime, "
+                     f"{ctx.col('nodes', 'config_generation')} FROM ndbinfo.nodes")
+    status = fam.gauge("ndb_node_status", "Data node status from ndbinfo.nodes: 1 for the"
+                       " current status, 0 for the others.", ["node_id", "status"])
+    phase = fam.gauge("ndb_node_start_phase", "Start phase of the data node (meaningful while"
+                      " STARTING).", ["node_id"])
+    uptime = fam.gauge("ndb_node_uptime_seconds", "Seconds since the data node process"
+                       " started.", ["node_id"])
+    gen = fam.gauge("ndb_node_config_generation", "Configuration generation the data node"
+                    " runs with.", ["node_id"])
+    for node_id, st, start_phase, up, config_generation in rows:
+        current = (st or "").upper()
+        for s in (*NODE_STATUSES, *((current,) if current not in NODE_STATUSES and current
+                                   else ())):
+            status.add((node_id, s), 1 if s == current else 0)
+        phase.add((node_id,), start_phase)
+        uptime.add((node_id,), up)
+        gen.add((node_id,), config_generation)
+
+
+def collect_processes(ctx: Context, fam: Families) -> None:
+    hostname = ("c.node_hostname" if ctx.db.has("config_nodes", "node_hostname") else "NULL")
+    join = (" LEFT JOIN ndbinfo.config_nodes c ON c.node_id = p.node_id"
+            if hostname != "NULL" else "")
+    rows = ctx.query("SELECT p.node_id, p.node_type, p.node_version, "
+                     f"{hostname} FROM ndbinfo.processes p{join}")
+    info = fam.gauge("ndb_node_info", "Every cluster node (data, API/SQL, management): type,"
+                     " software version and host; value 1.",
+                     ["node_id", "type", "version", "hostname"])
+    for node_id, node_type, version, host in rows:
+        info.add((node_id, node_type, version, host), 1)
+
+
+COLLECTORS = [
+    Collector("nodes", "ndbinfo.nodes: status, start phase, uptime per data node",
+              ("nodes",), collect_nodes),
+    Collector("processes", "ndbinfo.processes (+ config_nodes): ndb_node_info",
+              ("processes",), collect_processes),
+]

@@ -1,0 +1,41 @@
+"""Node restarts (`restart_info`): status, every phase's seconds, and completed restarts."""
+
+from __future__ import annotations
+
+from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.families import Families, num
+
+
+def collect_restart_info(ctx: Context, fam: Families) -> None:
+    # every secs_* column this version has, in the view's order (never a fixed list, so a
+    # version with more or fewer phases is exported as it is)
+    phases = [c for c in ctx.columns("restart_info") if c.startswith("secs_")]
+    total = ctx.col("restart_info", "total_restart_secs")
+    rows = ctx.query("SELECT node_id, node_restart_status_int, "
+                     f"{', '.join([*phases, total])} FROM ndbinfo.restart_info")
+    status = fam.gauge("ndb_restart_status", "restart_info.node_restart_status_int: the"
+                       " node's restart state (0-21; 12 and 19 = completed).", ["node_id"])
+    phase = fam.gauge("ndb_restart_phase_seconds", "Seconds the node's last (or current)"
+                      " restart spent in each phase (restart_info secs_* columns).",
+                      ["node_id", "phase"])
+    total_f = fam.gauge("ndb_restart_total_seconds", "restart_info.total_restart_secs: node"
+                        " failure to node started.", ["node_id"])
+    for row in rows:
+        node_id, status_int, values = str(row[0]), row[1], row[2:]
+        status.add((node_id,), status_int)
+        for name, value in zip(phases, values, strict=False):
+            phase.add((node_id, name[len("secs_"):]), value)
+        total_f.add((node_id,), values[-1])
+        st = num(status_int)
+        ctx.state.ledger.observe(node_id, None if st is None else int(st),
+                                 [None if v is None else int(v) for v in values])
+    done = fam.counter("ndb_restarts_completed_total", "Completed node restarts, each counted"
+                       " once (persisted across exporter restarts).", ["node_id"])
+    for node_id, count in ctx.state.ledger.counts().items():
+        done.add((node_id,), count)
+
+
+COLLECTORS = [
+    Collector("restart_info", "ndbinfo.restart_info: restart status, phase durations,"
+              " completed restarts", ("restart_info",), collect_restart_info),
+]

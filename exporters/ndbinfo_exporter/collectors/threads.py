@@ -1,0 +1,49 @@
+"""CPU per block thread: `cpustat` joined to `threads` (percent of the last second) and
+`threadstat` (cumulative CPU seconds). Threads are labelled by name, never by a fixed thr_no,
+so `thread_name="ldm"` selects the LDM threads on every version and configuration.
+"""
+
+from __future__ import annotations
+
+from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.families import Families
+
+CPUSTAT_MODES = (("os_user", "OS_user"), ("os_system", "OS_system"), ("os_idle", "OS_idle"),
+                 ("exec", "thread_exec"), ("sleeping", "thread_sleeping"),
+                 ("spinning", "thread_spinning"), ("send", "thread_send"),
+                 ("buffer_full", "thread_buffer_full"))
+LABELS = ["node_id", "thr_no", "thread_name"]
+
+
+def collect_cpustat(ctx: Context, fam: Families) -> None:
+    cols = ", ".join(f"c.{col}" for _, col in CPUSTAT_MODES)
+    rows = ctx.query(f"SELECT c.node_id, c.thr_no, t.thread_name, {cols}"
+                     " FROM ndbinfo.cpustat c JOIN ndbinfo.threads t"
+                     " ON t.node_id = c.node_id AND t.thr_no = c.thr_no")
+    f = fam.gauge("ndb_thread_cpu_percent", "Percent of the last second the thread spent per"
+                  " mode (cpustat joined to threads).", [*LABELS, "mode"])
+    for r in rows:
+        for k, (mode, _) in enumerate(CPUSTAT_MODES):
+            f.add((r[0], r[1], r[2], mode), r[3 + k])
+
+
+def collect_threadstat(ctx: Context, fam: Families) -> None:
+    rows = ctx.query("SELECT node_id, thr_no, thr_nm, os_ru_utime, os_ru_stime, c_exec"
+                     " FROM ndbinfo.threadstat")
+    cpu = fam.counter("ndb_thread_cpu_seconds_total", "CPU seconds the thread used since the"
+                      " data node started (threadstat os_ru_utime/os_ru_stime).",
+                      [*LABELS, "mode"])
+    sig = fam.counter("ndb_thread_signals_executed_total", "Signals the thread executed"
+                      " (threadstat.c_exec).", LABELS)
+    for node_id, thr_no, name, utime, stime, c_exec in rows:
+        cpu.add((node_id, thr_no, name, "user"), utime, 1e-6)
+        cpu.add((node_id, thr_no, name, "system"), stime, 1e-6)
+        sig.add((node_id, thr_no, name), c_exec)
+
+
+COLLECTORS = [
+    Collector("cpustat", "cpustat + threads: CPU percent per thread and mode",
+              ("cpustat", "threads"), collect_cpustat),
+    Collector("threadstat", "threadstat: CPU seconds and signals per thread",
+              ("threadstat",), collect_threadstat),
+]

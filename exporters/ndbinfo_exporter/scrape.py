@@ -1,0 +1,159 @@
+"""One scrape: connect (or reconnect), check ndbinfo is online, run the enabled collectors
+within the budget, and report on each (success, duration, supported, timeouts).
+
+Failures never escape a scrape: they become `ndb_up 0` / `collector_success 0` and one log
+line when the situation changes (not one per scrape).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from ndbinfo_exporter.collectors import Collector, Context
+from ndbinfo_exporter.db import Database, NdbinfoOffline, QueryTimeout, SchemaChanged, Unavailable
+from ndbinfo_exporter.families import Families
+from ndbinfo_exporter.state import ExporterState
+
+log = logging.getLogger("ndbinfo_exporter.scrape")
+
+
+class Scraper:
+    def __init__(self, db: Database, collectors: Sequence[Collector], state: ExporterState,
+                 scrape_timeout: float) -> None:
+        self.db = db
+        self.collectors = list(collectors)
+        self.state = state
+        self.scrape_timeout = scrape_timeout
+        self.lock = threading.Lock()
+        self.supported: dict[str, bool] = {}
+        self.timeouts: dict[str, int] = {c.name: 0 for c in self.collectors}
+        self._last_problem: dict[str, str | None] = {}
+
+    def _note(self, key: str, problem: str | None, level: int = logging.WARNING) -> None:
+        """Log a problem when it starts or changes, and once when it clears."""
+        before = self._last_problem.get(key)
+        if problem == before:
+            return
+        self._last_problem[key] = problem
+        if problem is not None:
+            log.log(level, "%s: %s", key, problem)
+        elif before is not None:
+            log.info("%s: ok again", key)
+
+    def scrape(self, budget: float | None = None) -> list[Metric]:
+        with self.lock:  # one scrape at a time shares the connection
+            return self._scrape(min(budget or self.scrape_timeout, self.scrape_timeout))
+
+    def _scrape(self, budget: float) -> list[Metric]:
+        t0 = time.monotonic()
+        deadline = t0 + budget
+        out: list[Metric] = []
+        success: dict[str, float] = {}
+        duration: dict[str, float] = {}
+        up, offline = 0, None
+        try:
+            self.db.ensure()
+            self._note("connection", None)
+            offline = self._probe(deadline)
+            up = 0 if offline else 1
+        except Unavailable as exc:
+            self._note("connection", f"cannot query the SQL node at {self.db.cfg.target()}:"
+                       f" {exc}", logging.ERROR)
+        except (QueryTimeout, SchemaChanged, Exception) as exc:  # noqa: BLE001
+            self._note("connection", f"probe failed: {exc}", logging.ERROR)
+        if up:
+            self._update_supported()
+        for c in self.collectors:
+            if up and not self.supported.get(c.name, False):
+                continue
+            if not up:
+                success[c.name] = 0
+                continue
+            fam = Families()
+            ctx = Context(self.db, deadline, self.state, time.time())
+            t1 = time.monotonic()
+            ok, problem = False, None
+            try:
+                c.collect(ctx, fam)
+                ok = True
+            except QueryTimeout as exc:
+                self.timeouts[c.name] += 1
+                problem = f"timed out ({exc})"
+            except NdbinfoOffline as exc:
+                offline, up, problem = True, 0, str(exc)
+            except SchemaChanged as exc:
+                problem = f"schema changed, re-reading it ({exc})"
+            except Unavailable as exc:
+                up, problem = 0, f"lost the SQL node ({exc})"
+            except Exception as exc:  # noqa: BLE001 - a collector bug must not end the scrape
+                problem = f"{type(exc).__name__}: {exc}"
+            duration[c.name] = time.monotonic() - t1
+            success[c.name] = 1 if ok else 0
+            self._note(f"collector {c.name}", problem)
+            if ok:
+                out.extend(fam)
+        self._note("ndbinfo", "ndbinfo is offline (queries return no rows with a warning)"
+                   if offline else None)
+        out.extend(self._health(up, offline, success, duration, time.monotonic() - t0))
+        return out
+
+    def _probe(self, deadline: float) -> bool:
+        """True when ndbinfo is offline. The SQL node answered if we get here."""
+        if not self.db.views:
+            raise SchemaChanged("the SQL node has no ndbinfo schema (is it an NDB SQL node,"
+                                " and may this user read ndbinfo?)")
+        view = "nodes" if self.db.has("nodes") else next(iter(self.db.views))
+        try:
+            self.db.query(f"SELECT 1 FROM ndbinfo.{view} LIMIT 1",
+                          min(self.db.query_timeout, deadline - time.monotonic()))
+        except NdbinfoOffline:
+            return True
+        return False
+
+    def _update_supported(self) -> None:
+        for c in self.collectors:
+            ok = all(self.db.has(v) for v in c.views)
+            if self.supported.get(c.name) != ok:
+                if not ok:
+                    missing = [v for v in c.views if not self.db.has(v)]
+                    log.info("collector %s unsupported: this SQL node has no ndbinfo.%s",
+                             c.name, ", ndbinfo.".join(missing))
+                elif c.name in self.supported:
+                    log.info("collector %s supported again", c.name)
+                self.supported[c.name] = ok
+
+    def _health(self, up: int, offline: bool | None, success: dict[str, float],
+                duration: dict[str, float], total: float) -> list[Metric]:
+        up_m = GaugeMetricFamily("ndb_up", "1 when the SQL node answered and ndbinfo is"
+                                 " online.", value=up)
+        out: list[Metric] = [up_m]
+        if offline is not None:
+            out.append(GaugeMetricFamily("ndb_ndbinfo_offline", "1 when ndbinfo answers with"
+                                         " no rows and a warning (ndbinfo offline).",
+                                         value=1 if offline else 0))
+        s = GaugeMetricFamily("ndb_exporter_collector_success", "1 when the collector ran"
+                              " without error in this scrape.", labels=["collector"])
+        for name, v in success.items():
+            s.add_metric([name], v)
+        d = GaugeMetricFamily("ndb_exporter_collector_duration_seconds", "Wall time of the"
+                              " collector in this scrape.", labels=["collector"])
+        for name, v in duration.items():
+            d.add_metric([name], v)
+        sup = GaugeMetricFamily("ndb_exporter_collector_supported", "1 when this SQL node"
+                                " serves every view the collector reads, 0 when a view is"
+                                " missing in this version.", labels=["collector"])
+        for name, v in self.supported.items():
+            sup.add_metric([name], 1 if v else 0)
+        to = CounterMetricFamily("ndb_exporter_collector_timeouts", "Collector runs cut at"
+                                 " the query timeout or the scrape budget.",
+                                 labels=["collector"])
+        for name, v in self.timeouts.items():
+            to.add_metric([name], v)
+        out += [s, d, sup, to, GaugeMetricFamily("ndb_exporter_scrape_duration_seconds",
+                                                 "Wall time of the whole scrape.", value=total)]
+        return out

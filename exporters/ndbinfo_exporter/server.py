@@ -1,0 +1,114 @@
+"""The HTTP(S) endpoint: the telemetry path, a landing page, optional basic auth."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import socket
+import ssl
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from prometheus_client import ProcessCollector
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.registry import Collector as _RegistryCollector
+
+from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.webconfig import WebConfig
+
+log = logging.getLogger("ndbinfo_exporter.http")
+
+
+class _Fixed(_RegistryCollector):
+    def __init__(self, metrics: list) -> None:
+        self.metrics = metrics
+
+    def collect(self):  # noqa: ANN201 - prometheus_client's interface
+        return self.metrics
+
+
+def make_server(address: tuple[str, int], path: str, scraper: Scraper,
+                web: WebConfig) -> ThreadingHTTPServer:
+    process = ProcessCollector(registry=None)
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "ndbinfo_exporter"
+
+        def setup(self) -> None:
+            if isinstance(self.request, ssl.SSLSocket):
+                self.request.settimeout(10)
+                self.request.do_handshake()
+            super().setup()
+
+        def log_message(self, fmt: str, *args: object) -> None:  # quiet access log
+            pass
+
+        def _authorised(self) -> bool:
+            if not web.users:
+                return True
+            header = self.headers.get("Authorization", "")
+            if header.startswith("Basic "):
+                try:
+                    user, _, pw = base64.b64decode(header[6:]).decode().partition(":")
+                except (binascii.Error, UnicodeDecodeError):
+                    user, pw = "", ""
+                if web.check(user, pw):
+                    return True
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="ndbinfo_exporter"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return False
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            if not self._authorised():
+                return
+            url = urlsplit(self.path)
+            if url.path == path:
+                budget = None
+                header = self.headers.get("X-Prometheus-Scrape-Timeout-Seconds")
+                if header:
+                    try:  # leave Prometheus a little time to receive the answer
+                        budget = max(0.5, float(header) - 0.5)
+                    except ValueError:
+                        budget = None
+                metrics = scraper.scrape(budget) + list(process.collect())
+                encoder, ctype = choose_encoder(self.headers.get("Accept", ""))
+                body = encoder(_Fixed(metrics))
+                self._send(200, ctype, body)
+            elif url.path == "/":
+                self._send(200, "text/html; charset=utf-8",
+                           f"<html><head><title>ndbinfo_exporter</title></head><body>"
+                           f"<h1>ndbinfo_exporter</h1><p><a href=\"{path}\">Metrics</a></p>"
+                           f"</body></html>".encode())
+            else:
+                self._send(404, "text/plain; charset=utf-8", b"not found\n")
+
+        def _send(self, code: int, ctype: str, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    host, port = address
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+    class Server(ThreadingHTTPServer):
+        address_family = family
+        daemon_threads = True
+
+        def get_request(self):  # noqa: ANN201
+            sock, addr = super().get_request()
+            if web.ssl_context is not None:
+                # the handshake runs in the handler thread, so a slow client cannot stall
+                # the accept loop
+                sock = web.ssl_context.wrap_socket(sock, server_side=True,
+                                                   do_handshake_on_connect=False)
+            return sock, addr
+
+        def handle_error(self, request, client_address) -> None:  # noqa: ANN001
+            log.debug("request from %s failed", client_address, exc_info=True)
+
+    return Server((host, port), Handler)
