@@ -30,6 +30,10 @@ OFFSETS: dict[str, int] = {
     "promtail": 47,
     # A VictoriaMetrics the tests fill with known series (independent of the lab's)
     "scratch-vm": 98,
+    # the exporter tests' own MariaDB (fixture tables) and exporter processes
+    "exporter-test-sql": 90,
+    "exporter-test-http": 91,
+    "exporter-test-http2": 92,
     # Load generators (one per concurrently running experiment)
     **{f"loadgen{i}": 60 + i for i in range(10)},
 }
