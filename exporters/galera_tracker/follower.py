@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 MAX_CHUNK = 1 << 20
+HEAD = 128  # bytes of the file's start remembered to notice a truncate-and-refill
 
 
 @dataclass
@@ -21,15 +22,18 @@ class LogFollower:
     partial: bytes = b""
     reopens: int = 0
     readable: bool = False
+    head: bytes = b""
 
     def position(self) -> dict:
         return {"inode": self.inode, "offset": self.offset,
-                "partial": self.partial.decode("utf-8", "replace")}
+                "partial": self.partial.decode("utf-8", "surrogateescape"),
+                "head": self.head.hex()}
 
     def restore(self, d: dict) -> None:
         self.inode = d.get("inode")
         self.offset = int(d.get("offset") or 0)
-        self.partial = (d.get("partial") or "").encode()
+        self.partial = (d.get("partial") or "").encode("utf-8", "surrogateescape")
+        self.head = bytes.fromhex(d.get("head") or "")
 
     def read_lines(self) -> Iterator[str]:
         """Every complete line added since the last call (a partial last line waits)."""
@@ -48,6 +52,12 @@ class LogFollower:
         try:
             with open(self.path, "rb") as f:
                 self.readable = True
+                if self.head and f.read(len(self.head)) != self.head:
+                    # Truncated and refilled past the old offset between two polls.
+                    self._reset(st.st_ino)
+                if len(self.head) < HEAD:
+                    f.seek(0)
+                    self.head = f.read(HEAD)
                 f.seek(self.offset)
                 while True:
                     chunk = f.read(MAX_CHUNK)
@@ -65,4 +75,5 @@ class LogFollower:
         self.inode = inode
         self.offset = 0
         self.partial = b""
+        self.head = b""
         self.reopens += 1
