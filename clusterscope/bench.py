@@ -14,7 +14,9 @@ import time
 
 # name -> "module:function"; the function takes no arguments and returns a dict of figures
 # (at least one key containing "ratio"). Each part adds its own line.
-BENCHMARKS: dict[str, str] = {}
+BENCHMARKS: dict[str, str] = {
+    "galera": "galera_tracker.bench:run",
+}
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
