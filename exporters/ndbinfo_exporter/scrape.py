@@ -87,7 +87,9 @@ class Scraper:
             except NdbinfoOffline as exc:
                 offline, up, problem = True, 0, str(exc)
             except SchemaChanged as exc:
-                problem = f"schema changed, re-reading it ({exc})"
+                problem = f"schema changed ({exc})"
+                if self._reread_schema() and not self.supported.get(c.name, False):
+                    continue  # the view went away: unsupported now, not a failure
             except Unavailable as exc:
                 up, problem = 0, f"lost the SQL node ({exc})"
             except Exception as exc:  # noqa: BLE001 - a collector bug must not end the scrape
@@ -114,6 +116,14 @@ class Scraper:
         except NdbinfoOffline:
             return True
         return False
+
+    def _reread_schema(self) -> bool:
+        try:
+            self.db.read_schema()
+        except Exception:  # noqa: BLE001 - the next scrape reconnects and retries
+            return False
+        self._update_supported()
+        return True
 
     def _update_supported(self) -> None:
         for c in self.collectors:

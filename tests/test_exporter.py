@@ -1,0 +1,655 @@
+"""ndbinfo_exporter against a real MariaDB holding ndbinfo tables (no simulator needed).
+
+The tables get the column names and types of the real views; where the shared fixtures hold
+`desc` output or real rows (../shared/fixtures/ndbinfo), the tables are created from that
+output and filled with those rows. The exporter connects as an account with exactly the
+README's grant.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import bcrypt
+import pymysql
+import pytest
+from ndbinfo_exporter import main as exporter_main
+from ndbinfo_exporter import mycnf
+from ndbinfo_exporter.collectors import ALL
+from ndbinfo_exporter.db import Database
+from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.state import ExporterState, RestartLedger
+
+from clusterscope.lab import mariadb
+from clusterscope.lab.core import Lab
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures" / "ndbinfo"
+USER = "ndbinfo_exporter"
+GRANTS = ["SELECT ON ndbinfo.*"]  # the README's GRANT statement, exactly
+
+# Views the fixtures do not describe: names and types as in the reference (N = INT UNSIGNED,
+# B = BIGINT UNSIGNED); enum-decoding views are VARCHAR as the real views are.
+N, B, S = "INT UNSIGNED", "BIGINT UNSIGNED", "VARCHAR(512)"
+VIEWS: dict[str, list[tuple[str, str]]] = {
+    "nodes": [("node_id", N), ("uptime", B), ("status", "VARCHAR(11)"), ("start_phase", N),
+              ("config_generation", N)],
+    "processes": [("node_id", N), ("node_type", "VARCHAR(3)"), ("node_version", S),
+                  ("process_id", N), ("angel_process_id", N), ("process_name", S),
+                  ("service_URI", S)],
+    "config_nodes": [("node_id", N), ("node_type", "VARCHAR(3)"), ("node_hostname", S)],
+    "threads": [("node_id", N), ("thr_no", N), ("thread_name", S), ("thread_description", S)],
+    "cpustat": [("node_id", N), ("thr_no", N), ("OS_user", N), ("OS_system", N),
+                ("OS_idle", N), ("thread_exec", N), ("thread_sleeping", N),
+                ("thread_spinning", N), ("thread_send", N), ("thread_buffer_full", N),
+                ("elapsed_time", N)],
+    "threadstat": [("node_id", N), ("thr_no", N), ("thr_nm", S), ("c_loop", B), ("c_exec", B),
+                   ("c_wait", B), ("c_l_sent_prioa", B), ("c_l_sent_priob", B),
+                   ("c_r_sent_prioa", B), ("c_r_sent_priob", B), ("os_tid", B),
+                   ("os_now", B), ("os_ru_utime", B), ("os_ru_stime", B),
+                   ("os_ru_minflt", B), ("os_ru_majflt", B), ("os_ru_nvcsw", B),
+                   ("os_ru_nivcsw", B)],
+    "transporters": [("node_id", N), ("remote_node_id", N), ("status", "VARCHAR(13)"),
+                     ("remote_address", S), ("bytes_sent", B), ("bytes_received", B),
+                     ("connect_count", N), ("overloaded", N), ("overload_count", N),
+                     ("slowdown", N), ("slowdown_count", N)],
+    "memoryusage": [("node_id", N), ("memory_type", S), ("used", "DECIMAL(42,0)"),
+                    ("used_pages", "DECIMAL(42,0)"), ("total", "DECIMAL(42,0)"),
+                    ("total_pages", "DECIMAL(42,0)")],
+    "resources": [("node_id", N), ("resource_name", "VARCHAR(19)"), ("reserved", N),
+                  ("used", N), ("max", N), ("spare", N)],
+    "counters": [("node_id", N), ("block_name", S), ("block_instance", N), ("counter_id", N),
+                 ("counter_name", "VARCHAR(33)"), ("val", B)],
+    "logbuffers": [("node_id", N), ("log_type", "VARCHAR(11)"), ("log_id", N),
+                   ("log_part", N), ("total", B), ("used", B)],
+    "logspaces": [("node_id", N), ("log_type", "VARCHAR(7)"), ("log_id", N), ("log_part", N),
+                  ("total", B), ("used", B)],
+}
+
+
+# -- fixtures: real `desc` output and real rows ------------------------------------------
+def fixture_desc(file: str, view: str) -> list[tuple[str, str]]:
+    """Columns and types from a mysqltest `desc <view>;` block in a fixture file."""
+    lines = (FIXTURES / file).read_text().splitlines()
+    start = lines.index(f"desc {view};") + 2  # skip the Field/Type header
+    cols = []
+    for line in lines[start:]:
+        parts = line.split("\t")
+        if len(parts) < 3 or not parts[0] or " " in parts[0]:
+            break
+        ctype = re.sub(r"int\(\d+\)", "int", parts[1])
+        cols.append((parts[0], ctype))
+    return cols
+
+
+def fixture_box_rows(file: str) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a mysql client box table (`| a | b |`)."""
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in (FIXTURES / file).read_text().splitlines() if line.startswith("|")]
+    return rows[0], rows[1:]
+
+
+FROM_FIXTURES = {
+    "restart_info": ("restart_info.result.txt", "restart_info"),
+    "disk_write_speed_aggregate": ("disk_write_speed_aggregate.result.txt",
+                                   "disk_write_speed_aggregate"),
+    "table_distribution_status": ("table_distribution_status.result.txt",
+                                  "table_distribution_status"),
+    "table_fragments": ("table_distribution_status.result.txt", "table_fragments"),
+    "table_replicas": ("table_distribution_status.result.txt", "table_replicas"),
+}
+
+
+def all_views() -> dict[str, list[tuple[str, str]]]:
+    out = dict(VIEWS)
+    for view, (file, name) in FROM_FIXTURES.items():
+        out[view] = fixture_desc(file, name)
+    return out
+
+
+def insert(cur, view: str, rows: list[tuple]) -> None:
+    if rows:
+        marks = ", ".join(["%s"] * len(rows[0]))
+        cur.executemany(f"INSERT INTO ndbinfo.{view} VALUES ({marks})", rows)
+
+
+THREADS = [(0, "main"), (1, "rep"), (2, "ldm"), (3, "ldm"), (4, "recv"), (5, "tc")]
+
+
+def baseline(cur) -> None:
+    """A small 2-data-node cluster (+ MGM 49, API 51); thr_no order differs per node on
+    purpose, so only a join by name finds the LDM threads."""
+    views = all_views()
+    # the grant is on ndbinfo.* (kept in mysql.db), so it survives re-creating the schema
+    cur.execute("DROP DATABASE IF EXISTS ndbinfo")
+    cur.execute("CREATE DATABASE ndbinfo")
+    for view, cols in views.items():
+        cur.execute(f"CREATE TABLE ndbinfo.{view} ("
+                    + ", ".join(f"`{c}` {t.replace(' NOT NULL', '')}" for c, t in cols) + ")")
+    insert(cur, "nodes", [(1, 3600, "STARTED", 0, 1), (2, 120, "STARTING", 4, 1)])
+    insert(cur, "processes", [(1, "NDB", "mysql-8.0.40 ndb-8.0.40-sim", 11, 10, "ndbmtd", ""),
+                              (2, "NDB", "mysql-8.0.40 ndb-8.0.40-sim", 21, 20, "ndbmtd", ""),
+                              (49, "MGM", "mysql-8.0.40 ndb-8.0.40-sim", 3, None, "ndb_mgmd",
+                               ""),
+                              (51, "API", "mysql-8.0.40 ndb-8.0.40-sim", 4, None, "mysqld",
+                               "mysql://127.0.0.1:3306")])
+    insert(cur, "config_nodes", [(1, "NDB", "host-a"), (2, "NDB", "host-b"),
+                                 (49, "MGM", "host-m"), (51, "API", "host-s")])
+    threads, cpu, tstat = [], [], []
+    for node in (1, 2):
+        order = THREADS if node == 1 else THREADS[4:] + THREADS[:4]
+        for thr_no, (_, name) in enumerate(order):
+            threads.append((node, thr_no, name, f"{name} thread"))
+            seed = node * 10 + thr_no
+            cpu.append((node, thr_no, seed, seed + 1, 90 - seed, seed + 2, 50, seed % 3, 1, 0,
+                        1000000))
+            tstat.append((node, thr_no, name, 100 + seed, 1000 + seed, 7, 0, 0, 0, 0, 4000 + seed,
+                          0, 1_500_000 * seed, 250_000 * seed, 0, 0, 0, 0))
+    insert(cur, "threads", threads)
+    insert(cur, "cpustat", cpu)
+    insert(cur, "threadstat", tstat)
+    trp = []
+    for node in (1, 2):
+        for remote in (1, 2, 49, 51):
+            if remote != node:
+                st = "CONNECTED" if remote != 51 else "CONNECTING"
+                trp.append((node, remote, st, "127.0.0.1", 10**12 + node * 1000 + remote,
+                            2 * 10**9 + remote, 3, 0, 1, 0, 2))
+    insert(cur, "transporters", trp)
+    insert(cur, "memoryusage", [(n, t, u * 32768, u, 4096 * 32768, 4096)
+                                for n in (1, 2) for t, u in (("Data memory", 1000 + n),
+                                                             ("Long message buffer", 7))])
+    insert(cur, "resources", [(n, r, 10, 20 + n, 100, 5) for n in (1, 2)
+                              for r in ("DATA_MEMORY", "TRANSACTION_MEMORY")])
+    counters = []
+    for n in (1, 2):
+        for inst in (1, 2, 3):
+            counters.append((n, "DBLQH", inst, 10, "OPERATIONS", 1000 * inst + n))
+            counters.append((n, "DBTC", inst, 3, "COMMITS", 10 * inst))
+    insert(cur, "counters", counters)
+    header, rows = fixture_box_rows("logspaces.result.txt")
+    assert header == ["node_id", "log_type", "log_id", "log_part", "total", "used"]
+    insert(cur, "logspaces", [tuple(r) for r in rows])
+    insert(cur, "logbuffers", [(n, "REDO", 0, p, 16777216, 4096 * (p + 1))
+                               for n in (1, 2) for p in range(4)])
+    dws = views["disk_write_speed_aggregate"]
+    insert(cur, "disk_write_speed_aggregate",
+           [(n, i, *[n * 1000 + i * 100 + k for k in range(len(dws) - 2)])
+            for n in (1, 2) for i in range(4)])
+    # an LCP half way: 4 of 8 fragment replicas still to checkpoint
+    tf = len(views["table_fragments"])
+    insert(cur, "table_fragments",
+           [(1, 10, f, f, 0, f % 4, 2, 1, 1, 2, 0, 0, 2, 0, 1 if f < 2 else 0)
+            + (0,) * (tf - 15) for f in range(4)]
+           + [(1, 11, f, f, 0, f % 4, 2, 1, 1, 2, 0, 0, 2, 0, 1 if f < 2 else 0)
+              + (0,) * (tf - 15) for f in range(4)])
+    insert(cur, "table_replicas",
+           [(1, t, f, 0, r, 1 if f < 2 else 0, 0, 0, 0, 41 if f < 2 else 42, 40, 0, 0, 0, 0, 1)
+            for t in (10, 11) for f in range(4) for r in (1, 2)])
+    insert(cur, "table_distribution_status",
+           [(1, 10, "IDLE", "LOCAL_CHECKPOINT", "wRITING_TO_FILE", "ACTIVE", "NORMAL", 4, 4, 0,
+             0, 0),
+            (1, 11, "IDLE", "IDLE", "COMPLETED", "ACTIVE", "NORMAL", 4, 4, 0, 0, 0),
+            (1, 12, "IDLE", "IDLE", "COMPLETED", "ACTIVE", "NORMAL", 4, 4, 0, 0, 0)])
+
+
+# -- the scratch server ------------------------------------------------------------------
+class Scratch:
+    def __init__(self, lab: Lab, base: Path, port: int) -> None:
+        self.lab, self.base, self.port = lab, base, port
+        self.cnf = mariadb.client_config(lab, USER, USER, port)
+
+    def start(self) -> None:
+        mariadb.start_server(self.lab, "exporter-test-sql", "test", "exporter test server",
+                             self.base, self.port)
+
+    def stop(self) -> None:
+        self.lab.stop("exporter-test-sql")
+
+    def root(self) -> pymysql.connections.Connection:
+        return mariadb.socket_connect(self.base / "mysqld.sock")
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[Scratch]:
+    root = Path(tempfile.mkdtemp(prefix="cs-exporter-"))
+    root.chmod(0o755)
+    lab = Lab(root, int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")))
+    base = lab.path("exporter-test-sql")
+    port = lab.port("exporter-test-sql")
+    mariadb.prepare_instance(base, port, {"innodb_buffer_pool_size": "16M",
+                                          "innodb_log_file_size": "8M"})
+    s = Scratch(lab, base, port)
+    s.start()
+    try:
+        mariadb.execute(base / "mysqld.sock", ["CREATE DATABASE IF NOT EXISTS ndbinfo"])
+        mariadb.ensure_account(lab, base / "mysqld.sock", USER, GRANTS)
+        yield s
+    finally:
+        s.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def cur(scratch: Scratch) -> Iterator:
+    conn = scratch.root()
+    c = conn.cursor()
+    baseline(c)
+    yield c
+    conn.close()
+
+
+def make_scraper(scratch: Scratch, state: Path, query_timeout: float = 2.0,
+                 collectors=ALL) -> Scraper:
+    cfg = mycnf.load(scratch.cnf)
+    return Scraper(Database(cfg, query_timeout), collectors,
+                   ExporterState(RestartLedger(state)), 10.0)
+
+
+def samples(metrics) -> dict[tuple, float]:
+    out = {}
+    for m in metrics:
+        for s in m.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def val(ss: dict, name: str, **labels: object) -> float | None:
+    return ss.get((name, tuple(sorted((k, str(v)) for k, v in labels.items()))))
+
+
+def names(ss: dict, name: str) -> list[dict]:
+    return [dict(lbl) for (n, lbl) in ss if n == name]
+
+
+# -- values equal the rows they come from ----------------------------------------------
+def test_every_metric_equals_its_row(scratch: Scratch, cur, tmp_path: Path) -> None:
+    ss = samples(make_scraper(scratch, tmp_path / "s.json").scrape())
+    assert val(ss, "ndb_up") == 1 and val(ss, "ndb_ndbinfo_offline") == 0
+    for c in ALL:
+        if c.name != "transporter_details":
+            assert val(ss, "ndb_exporter_collector_success", collector=c.name) == 1, c.name
+    cur.execute("SELECT node_id, status, start_phase, uptime FROM ndbinfo.nodes")
+    for node, status, phase, uptime in cur.fetchall():
+        assert val(ss, "ndb_node_status", node_id=node, status=status) == 1
+        assert val(ss, "ndb_node_status", node_id=node, status="STOPPING_1") == 0
+        assert val(ss, "ndb_node_start_phase", node_id=node) == phase
+        assert val(ss, "ndb_node_uptime_seconds", node_id=node) == uptime
+    assert val(ss, "ndb_node_info", node_id=51, type="API", hostname="host-s",
+               version="mysql-8.0.40 ndb-8.0.40-sim") == 1
+    cur.execute("SELECT c.node_id, c.thr_no, t.thread_name, c.OS_user, c.thread_exec,"
+                " c.thread_buffer_full FROM ndbinfo.cpustat c JOIN ndbinfo.threads t"
+                " USING (node_id, thr_no)")
+    for node, thr, name, os_user, exec_, full in cur.fetchall():
+        lbl = {"node_id": node, "thr_no": thr, "thread_name": name}
+        assert val(ss, "ndb_thread_cpu_percent", mode="os_user", **lbl) == os_user
+        assert val(ss, "ndb_thread_cpu_percent", mode="exec", **lbl) == exec_
+        assert val(ss, "ndb_thread_cpu_percent", mode="buffer_full", **lbl) == full
+    ldm = {(lbl["node_id"], lbl["thr_no"]) for lbl in names(ss, "ndb_thread_cpu_percent")
+           if lbl["thread_name"] == "ldm"}
+    assert ldm == {("1", "2"), ("1", "3"), ("2", "4"), ("2", "5")}
+    cur.execute("SELECT node_id, thr_no, thr_nm, os_ru_utime, os_ru_stime, c_exec"
+                " FROM ndbinfo.threadstat")
+    for node, thr, name, ut, st, c_exec in cur.fetchall():
+        lbl = {"node_id": node, "thr_no": thr, "thread_name": name}
+        assert val(ss, "ndb_thread_cpu_seconds_total", mode="user", **lbl) == pytest.approx(
+            ut / 1e6)
+        assert val(ss, "ndb_thread_cpu_seconds_total", mode="system", **lbl) == pytest.approx(
+            st / 1e6)
+        assert val(ss, "ndb_thread_signals_executed_total", **lbl) == c_exec
+    cur.execute("SELECT node_id, remote_node_id, status, bytes_sent, bytes_received,"
+                " connect_count, overload_count, slowdown_count FROM ndbinfo.transporters")
+    for node, remote, st, sent, recv, conn, ovl, slow in cur.fetchall():
+        link = {"node_id": node, "remote_node_id": remote}
+        assert val(ss, "ndb_transporter_sent_bytes_total", **link) == sent
+        assert val(ss, "ndb_transporter_received_bytes_total", **link) == recv
+        assert val(ss, "ndb_transporter_status", status=st, **link) == 1
+        assert val(ss, "ndb_transporter_connects_total", **link) == conn
+        assert val(ss, "ndb_transporter_overloads_total", **link) == ovl
+        assert val(ss, "ndb_transporter_slowdowns_total", **link) == slow
+    # status is never a label of the byte counters (a reconnect must not churn series)
+    assert all("status" not in lbl for lbl in names(ss, "ndb_transporter_sent_bytes_total"))
+    cur.execute("SELECT node_id, memory_type, used, total FROM ndbinfo.memoryusage")
+    for node, mtype, used, total in cur.fetchall():
+        assert val(ss, "ndb_memory_used_bytes", node_id=node, memory_type=mtype) == used
+        assert val(ss, "ndb_memory_total_bytes", node_id=node, memory_type=mtype) == total
+    cur.execute("SELECT node_id, resource_name, used, max, spare FROM ndbinfo.resources")
+    for node, name, used, mx, spare in cur.fetchall():
+        lbl = {"node_id": node, "resource_name": name}
+        assert val(ss, "ndb_resource_used_pages", **lbl) == used
+        assert val(ss, "ndb_resource_max_pages", **lbl) == mx
+        assert val(ss, "ndb_resource_spare_pages", **lbl) == spare
+    cur.execute("SELECT node_id, block_name, counter_name, SUM(val) FROM ndbinfo.counters"
+                " GROUP BY 1, 2, 3")
+    rows = cur.fetchall()
+    assert len(names(ss, "ndb_counters_total")) == len(rows) == 4  # instances summed
+    for node, block, name, total in rows:
+        assert val(ss, "ndb_counters_total", node_id=node, block_name=block,
+                   counter_name=name) == total
+    cur.execute("SELECT node_id, log_type, log_id, log_part, used, total FROM ndbinfo.logbuffers")
+    for node, ltype, lid, part, used, total in cur.fetchall():
+        lbl = {"node_id": node, "log_type": ltype, "log_id": lid, "log_part": part}
+        assert val(ss, "ndb_log_buffer_used_bytes", **lbl) == used
+        assert val(ss, "ndb_log_buffer_total_bytes", **lbl) == total
+    cur.execute("SELECT node_id, thr_no, backup_lcp_speed_last_10sec, redo_speed_last_sec,"
+                " current_target_disk_write_speed, slowdowns_due_to_high_cpu"
+                " FROM ndbinfo.disk_write_speed_aggregate")
+    for node, inst, lcp10, redo1, target, cpu in cur.fetchall():
+        lbl = {"node_id": node, "ldm_instance": inst}
+        assert val(ss, "ndb_disk_write_speed_bytes_per_second", kind="backup_lcp",
+                   window="10s", **lbl) == lcp10
+        assert val(ss, "ndb_disk_write_speed_bytes_per_second", kind="redo", window="1s",
+                   **lbl) == redo1
+        assert val(ss, "ndb_disk_write_speed_target_bytes_per_second", **lbl) == target
+        assert val(ss, "ndb_disk_write_slowdown_seconds_total", reason="high_cpu",
+                   **lbl) == cpu
+
+
+def test_logspaces_fixture_rows(scratch: Scratch, cur, tmp_path: Path) -> None:
+    """The real `select * from logspaces` output, loaded into MariaDB, read back exactly."""
+    ss = samples(make_scraper(scratch, tmp_path / "s.json").scrape())
+    _, rows = fixture_box_rows("logspaces.result.txt")
+    assert len(names(ss, "ndb_log_space_used_bytes")) == len(rows) == 8
+    for node, ltype, lid, part, total, used in rows:
+        lbl = {"node_id": node, "log_type": ltype, "log_id": lid, "log_part": part}
+        assert val(ss, "ndb_log_space_total_bytes", **lbl) == int(total) == 268435456
+        assert val(ss, "ndb_log_space_used_bytes", **lbl) == int(used)
+
+
+def test_lcp_progress_and_table_states(scratch: Scratch, cur, tmp_path: Path) -> None:
+    scraper = make_scraper(scratch, tmp_path / "s.json")
+    ss = samples(scraper.scrape())
+    assert val(ss, "ndb_lcp_id") == 42
+    assert val(ss, "ndb_lcp_running") == 1
+    assert val(ss, "ndb_lcp_fragment_replicas_remaining") == 4
+    assert val(ss, "ndb_lcp_fragment_replicas") == 16
+    assert val(ss, "ndb_lcp_progress_ratio") == pytest.approx(0.75)
+    # the real view spells `wRITING_TO_FILE`
+    assert val(ss, "ndb_lcp_tables", node_id=1, status="WRITING_TO_FILE") == 1
+    assert val(ss, "ndb_lcp_tables", node_id=1, status="COMPLETED") == 2
+    assert val(ss, "ndb_lcp_tables", node_id=1, status="ACTIVE") == 0
+    # started while the exporter watched, then done: a duration appears
+    assert val(ss, "ndb_lcp_last_duration_seconds") is None  # began before we looked
+    cur.execute("UPDATE ndbinfo.table_fragments SET num_lcp_replicas = 0")
+    cur.execute("UPDATE ndbinfo.table_replicas SET is_lcp_ongoing = 0, last_lcp_id = 42")
+    scraper.scrape()
+    cur.execute("UPDATE ndbinfo.table_fragments SET num_lcp_replicas = 2 WHERE fragment_id = 0")
+    scraper.scrape()
+    time.sleep(0.3)
+    cur.execute("UPDATE ndbinfo.table_fragments SET num_lcp_replicas = 0")
+    ss = samples(scraper.scrape())
+    assert val(ss, "ndb_lcp_running") == 0 and val(ss, "ndb_lcp_progress_ratio") == 1
+    assert 0.3 <= val(ss, "ndb_lcp_last_duration_seconds") < 60
+
+
+# -- restarts --------------------------------------------------------------------------
+def restart_row(cur, node: int, status: int, secs: dict[str, int] | None) -> None:
+    cols = [c for c, _ in fixture_desc("restart_info.result.txt", "restart_info")]
+    phases = [c for c in cols if c.startswith("secs_")]
+    values = {"node_id": node, "node_restart_status": f"status {status}",
+              "node_restart_status_int": status,
+              **{p: (secs or {}).get(p) for p in phases},
+              "total_restart_secs": sum((secs or {}).values()) if secs else None}
+    cur.execute("DELETE FROM ndbinfo.restart_info WHERE node_id = %s", (node,))
+    cur.execute(f"INSERT INTO ndbinfo.restart_info ({', '.join(cols)}) VALUES"
+                f" ({', '.join(['%s'] * len(cols))})", [values[c] for c in cols])
+
+
+def test_restart_phases_and_counted_once(scratch: Scratch, cur, tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    scraper = make_scraper(scratch, state)
+    phases = [c for c, _ in fixture_desc("restart_info.result.txt", "restart_info")
+              if c.startswith("secs_")]
+    first = {p: 1 + k for k, p in enumerate(phases)}
+    restart_row(cur, 2, 8, {p: v for p, v in first.items() if p < "secs_s"})  # in progress
+    ss = samples(scraper.scrape())
+    assert val(ss, "ndb_restart_status", node_id=2) == 8
+    assert val(ss, "ndb_restarts_completed_total", node_id=2) == 0
+    restart_row(cur, 2, 19, first)
+    for _ in range(2):  # seen twice, counted once
+        ss = samples(scraper.scrape())
+    assert val(ss, "ndb_restarts_completed_total", node_id=2) == 1
+    assert len(names(ss, "ndb_restart_phase_seconds")) == len(phases) == 18
+    for p, v in first.items():
+        assert val(ss, "ndb_restart_phase_seconds", node_id=2, phase=p[len("secs_"):]) == v
+    assert val(ss, "ndb_restart_total_seconds", node_id=2) == sum(first.values())
+    # the exporter restarts: the same completed restart is not counted again
+    again = make_scraper(scratch, state)
+    ss = samples(again.scrape())
+    assert val(ss, "ndb_restarts_completed_total", node_id=2) == 1
+    # a second restart (7.5-like: no timing for the subscription handover) while the
+    # exporter is down counts once when it comes back
+    second = {p: 2 * v for p, v in first.items() if p != "secs_wait_subscription_handover"}
+    restart_row(cur, 2, 12, second)
+    third = make_scraper(scratch, state)
+    ss = samples(third.scrape())
+    ss = samples(third.scrape())
+    assert val(ss, "ndb_restarts_completed_total", node_id=2) == 2
+    assert val(ss, "ndb_restart_phase_seconds", node_id=2, phase="restore_fragments") == \
+        second["secs_restore_fragments"]
+    # NULL phase: no sample, never a fake 0
+    assert val(ss, "ndb_restart_phase_seconds", node_id=2,
+               phase="wait_subscription_handover") is None
+
+
+# -- faults ------------------------------------------------------------------------------
+def test_null_columns_omit_samples(scratch: Scratch, cur, tmp_path: Path) -> None:
+    cur.execute("UPDATE ndbinfo.cpustat SET OS_user = NULL WHERE node_id = 1 AND thr_no = 2")
+    cur.execute("UPDATE ndbinfo.transporters SET bytes_sent = NULL, status = NULL"
+                " WHERE node_id = 2 AND remote_node_id = 1")
+    cur.execute("UPDATE ndbinfo.nodes SET uptime = NULL WHERE node_id = 2")
+    cur.execute("UPDATE ndbinfo.table_fragments SET num_lcp_replicas = NULL")
+    cur.execute("UPDATE ndbinfo.table_replicas SET is_lcp_ongoing = NULL")
+    ss = samples(make_scraper(scratch, tmp_path / "s.json").scrape())
+    for c in ("cpustat", "transporters", "nodes", "lcp"):
+        assert val(ss, "ndb_exporter_collector_success", collector=c) == 1, c
+    lbl = {"node_id": 1, "thr_no": 2, "thread_name": "ldm"}
+    assert val(ss, "ndb_thread_cpu_percent", mode="os_user", **lbl) is None
+    assert val(ss, "ndb_thread_cpu_percent", mode="os_system", **lbl) == 13
+    assert val(ss, "ndb_transporter_sent_bytes_total", node_id=2, remote_node_id=1) is None
+    assert val(ss, "ndb_transporter_received_bytes_total", node_id=2, remote_node_id=1) > 0
+    assert not [x for x in names(ss, "ndb_transporter_status")
+                if x["node_id"] == "2" and x["remote_node_id"] == "1"]
+    assert val(ss, "ndb_node_uptime_seconds", node_id=2) is None
+    assert val(ss, "ndb_node_uptime_seconds", node_id=1) == 3600
+    assert val(ss, "ndb_lcp_running") is None and val(ss, "ndb_lcp_progress_ratio") is None
+
+
+def test_missing_view_is_unsupported_and_others_work(scratch: Scratch, cur,
+                                                     tmp_path: Path, caplog) -> None:
+    scraper = make_scraper(scratch, tmp_path / "s.json")
+    ss = samples(scraper.scrape())
+    assert val(ss, "ndb_exporter_collector_supported", collector="transporter_details") == 0
+    assert val(ss, "ndb_exporter_collector_success", collector="transporter_details") is None
+    assert val(ss, "ndb_exporter_collector_supported", collector="counters") == 1
+    cur.execute("DROP TABLE ndbinfo.counters")  # an older version without the view
+    with caplog.at_level("INFO", logger="ndbinfo_exporter"):
+        for _ in range(3):
+            ss = samples(scraper.scrape())
+    assert val(ss, "ndb_up") == 1
+    assert val(ss, "ndb_exporter_collector_supported", collector="counters") == 0
+    assert val(ss, "ndb_exporter_collector_success", collector="counters") is None
+    assert not names(ss, "ndb_counters_total")
+    assert val(ss, "ndb_exporter_collector_success", collector="cpustat") == 1
+    assert val(ss, "ndb_thread_cpu_percent", node_id=1, thr_no=2, thread_name="ldm",
+               mode="exec") == 14
+    said = [r.getMessage() for r in caplog.records if "counters" in r.getMessage()]
+    assert len(said) == 1 and "unsupported" in said[0]  # once, not per scrape
+
+
+def test_ndbinfo_offline_is_not_an_empty_cluster(scratch: Scratch, cur,
+                                                 tmp_path: Path) -> None:
+    # how an offline ndbinfo answers: no rows, and a warning
+    for view in ("nodes", "cpustat"):
+        cur.execute(f"RENAME TABLE ndbinfo.{view} TO ndbinfo.{view}_online")
+        cur.execute(f"CREATE VIEW ndbinfo.{view} AS SELECT * FROM ndbinfo.{view}_online"
+                    " WHERE CAST('offline' AS UNSIGNED) = 1")
+    try:
+        scraper = make_scraper(scratch, tmp_path / "s.json")
+        ss = samples(scraper.scrape())
+        assert val(ss, "ndb_up") == 0 and val(ss, "ndb_ndbinfo_offline") == 1
+        assert not names(ss, "ndb_node_status") and not names(ss, "ndb_thread_cpu_percent")
+        assert val(ss, "ndb_exporter_collector_success", collector="nodes") == 0
+        # only cpustat offline (nodes answers): that collector reports no data, no zeros
+        cur.execute("DROP VIEW ndbinfo.nodes")
+        cur.execute("RENAME TABLE ndbinfo.nodes_online TO ndbinfo.nodes")
+        ss = samples(scraper.scrape())
+        assert val(ss, "ndb_exporter_collector_success", collector="cpustat") == 0
+        assert not names(ss, "ndb_thread_cpu_percent")
+        assert val(ss, "ndb_ndbinfo_offline") == 1
+    finally:
+        cur.execute("DROP VIEW IF EXISTS ndbinfo.cpustat")
+        cur.execute("DROP VIEW IF EXISTS ndbinfo.nodes")
+
+
+def test_slow_view_is_cut_at_the_timeout(scratch: Scratch, cur, tmp_path: Path) -> None:
+    cur.execute("RENAME TABLE ndbinfo.memoryusage TO ndbinfo.memoryusage_slow")
+    cur.execute("CREATE VIEW ndbinfo.memoryusage AS SELECT * FROM ndbinfo.memoryusage_slow"
+                " WHERE SLEEP(1) = 0")
+    scraper = make_scraper(scratch, tmp_path / "s.json", query_timeout=0.5)
+    t0 = time.monotonic()
+    ss = samples(scraper.scrape())
+    took = time.monotonic() - t0
+    assert val(ss, "ndb_exporter_collector_success", collector="memoryusage") == 0
+    assert val(ss, "ndb_exporter_collector_timeouts_total", collector="memoryusage") == 1
+    assert not names(ss, "ndb_memory_used_bytes")
+    assert val(ss, "ndb_exporter_collector_success", collector="counters") == 1
+    assert val(ss, "ndb_up") == 1
+    assert took < 4  # 4 rows x 1 s sleep would be 4 s uncut (not a speed target: a cut)
+
+
+# -- configuration --------------------------------------------------------------------
+@pytest.mark.parametrize("content, problem", [
+    ("user=x\n", "not a valid option file"),
+    ("[mysqld]\nuser=x\n", "no [client] section"),
+    ("[client]\nport=abc\nuser=x\n", "is not a number"),
+    ("[client]\npassword=x\n", "has no `user`"),
+    ("[client]\nuser=x\nfoo=1\n", "unknown option"),
+    ("!include /etc/other.cnf\n[client]\nuser=x\n", "not supported"),
+])
+def test_malformed_my_cnf_fails_at_start(tmp_path: Path, capsys, content: str,
+                                         problem: str) -> None:
+    f = tmp_path / "bad.cnf"
+    f.write_text(content)
+    assert exporter_main.main(["--config.my-cnf", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert str(f) in err and problem in err
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("basic_auth_users: [\n", "not valid YAML"),
+    ("basic_auth_user:\n  a: b\n", "unknown key"),
+    ("basic_auth_users:\n  prom: secret\n", "not a bcrypt hash"),
+    ("tls_server_config:\n  cert_file: nope.crt\n  key_file: nope.key\n", "does not exist"),
+])
+def test_malformed_web_config_fails_at_start(tmp_path: Path, capsys, content: str,
+                                             problem: str) -> None:
+    cnf = tmp_path / "ok.cnf"
+    cnf.write_text("[client]\nuser=x\n")
+    f = tmp_path / "web.yml"
+    f.write_text(content)
+    assert exporter_main.main(["--config.my-cnf", str(cnf), "--web.config.file", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert str(f) in err and problem in err
+
+
+# -- the process: HTTP(S), auth, secrets, DB down and back ----------------------------
+def make_cert(d: Path) -> tuple[Path, Path]:
+    crt, key = d / "server.crt", d / "server.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(crt)], check=True, capture_output=True)
+    return crt, key
+
+
+def fetch(url: str, ctx: ssl.SSLContext | None = None,
+          auth: tuple[str, str] | None = None) -> tuple[int, str]:
+    req = urllib.request.Request(url)
+    if auth:
+        req.add_header("Authorization",
+                       "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode())
+    try:
+        with urllib.request.urlopen(req, timeout=15, context=ctx) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
+
+
+def wait_port(port: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "exporter exited"
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError("exporter did not listen")
+
+
+def metric_value(text: str, name: str) -> float | None:
+    m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def test_process_tls_auth_secrets_and_db_down(scratch: Scratch, cur, tmp_path: Path) -> None:
+    crt, key = make_cert(tmp_path)
+    web_pw = "scrape-" + os.urandom(6).hex()
+    hashed = bcrypt.hashpw(web_pw.encode(), bcrypt.gensalt(rounds=4)).decode()
+    web = tmp_path / "web.yml"
+    web.write_text(f"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                   f"basic_auth_users:\n  prometheus: '{hashed}'\n")
+    # the option file without the password: it comes from the environment
+    db_pw = mycnf.load(scratch.cnf).password
+    assert db_pw
+    cnf = tmp_path / "client.cnf"
+    cnf.write_text(f"[client]\nuser={USER}\nhost=127.0.0.1\nport={scratch.port}\n")
+    cnf.chmod(0o600)
+    port = scratch.lab.port("exporter-test-http")
+    log = tmp_path / "exporter.log"
+    argv = [sys.executable, "-m", "ndbinfo_exporter", "--config.my-cnf", str(cnf),
+            "--web.listen-address", f"127.0.0.1:{port}", "--web.config.file", str(web),
+            "--state.file", str(tmp_path / "state.json"), "--log.level", "debug"]
+    env = dict(os.environ, NDBINFO_EXPORTER_PASSWORD=db_pw)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=out, env=env)
+    try:
+        wait_port(port, proc)
+        ctx = ssl.create_default_context(cafile=str(crt))
+        url = f"https://127.0.0.1:{port}/metrics"
+        assert fetch(url, ctx)[0] == 401
+        assert fetch(url, ctx, ("prometheus", "wrong"))[0] == 401
+        code, body = fetch(url, ctx, ("prometheus", web_pw))
+        assert code == 200 and metric_value(body, "ndb_up") == 1
+        assert 'ndb_thread_cpu_percent{mode="exec",node_id="1",thr_no="2",thread_name="ldm"}' \
+            in body
+        with pytest.raises(OSError):  # plain HTTP is not served
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5)
+        # the database goes away: still serving, ndb_up 0; and back: reconnects
+        scratch.stop()
+        code, body = fetch(url, ctx, ("prometheus", web_pw))
+        assert code == 200 and metric_value(body, "ndb_up") == 0
+        assert 'ndb_exporter_collector_success{collector="nodes"} 0.0' in body
+        scratch.start()
+        code, body = fetch(url, ctx, ("prometheus", web_pw))
+        assert code == 200 and metric_value(body, "ndb_up") == 1
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode()
+        assert db_pw not in cmdline and web_pw not in cmdline
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    text = log.read_text()
+    assert "cannot query the SQL node" in text  # the outage was logged ...
+    assert db_pw not in text and web_pw not in text  # ... without secrets
