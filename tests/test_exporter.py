@@ -32,6 +32,8 @@ from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
 from ndbinfo_exporter.scrape import Scraper
 from ndbinfo_exporter.state import ExporterState, RestartLedger
+from ndbinfo_exporter.synthetic import VIEWS
+from prometheus_client.parser import text_string_to_metric_families
 
 from clusterscope.lab import mariadb
 from clusterscope.lab.core import Lab
@@ -40,45 +42,6 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures" / "ndbinfo"
 USER = "ndbinfo_exporter"
 GRANTS = ["SELECT ON ndbinfo.*"]  # the README's GRANT statement, exactly
-
-# Views the fixtures do not describe: names and types as in the reference (N = INT UNSIGNED,
-# B = BIGINT UNSIGNED); enum-decoding views are VARCHAR as the real views are.
-N, B, S = "INT UNSIGNED", "BIGINT UNSIGNED", "VARCHAR(512)"
-VIEWS: dict[str, list[tuple[str, str]]] = {
-    "nodes": [("node_id", N), ("uptime", B), ("status", "VARCHAR(11)"), ("start_phase", N),
-              ("config_generation", N)],
-    "processes": [("node_id", N), ("node_type", "VARCHAR(3)"), ("node_version", S),
-                  ("process_id", N), ("angel_process_id", N), ("process_name", S),
-                  ("service_URI", S)],
-    "config_nodes": [("node_id", N), ("node_type", "VARCHAR(3)"), ("node_hostname", S)],
-    "threads": [("node_id", N), ("thr_no", N), ("thread_name", S), ("thread_description", S)],
-    "cpustat": [("node_id", N), ("thr_no", N), ("OS_user", N), ("OS_system", N),
-                ("OS_idle", N), ("thread_exec", N), ("thread_sleeping", N),
-                ("thread_spinning", N), ("thread_send", N), ("thread_buffer_full", N),
-                ("elapsed_time", N)],
-    "threadstat": [("node_id", N), ("thr_no", N), ("thr_nm", S), ("c_loop", B), ("c_exec", B),
-                   ("c_wait", B), ("c_l_sent_prioa", B), ("c_l_sent_priob", B),
-                   ("c_r_sent_prioa", B), ("c_r_sent_priob", B), ("os_tid", B),
-                   ("os_now", B), ("os_ru_utime", B), ("os_ru_stime", B),
-                   ("os_ru_minflt", B), ("os_ru_majflt", B), ("os_ru_nvcsw", B),
-                   ("os_ru_nivcsw", B)],
-    "transporters": [("node_id", N), ("remote_node_id", N), ("status", "VARCHAR(13)"),
-                     ("remote_address", S), ("bytes_sent", B), ("bytes_received", B),
-                     ("connect_count", N), ("overloaded", N), ("overload_count", N),
-                     ("slowdown", N), ("slowdown_count", N)],
-    "memoryusage": [("node_id", N), ("memory_type", S), ("used", "DECIMAL(42,0)"),
-                    ("used_pages", "DECIMAL(42,0)"), ("total", "DECIMAL(42,0)"),
-                    ("total_pages", "DECIMAL(42,0)")],
-    "resources": [("node_id", N), ("resource_name", "VARCHAR(19)"), ("reserved", N),
-                  ("used", N), ("max", N), ("spare", N)],
-    "counters": [("node_id", N), ("block_name", S), ("block_instance", N), ("counter_id", N),
-                 ("counter_name", "VARCHAR(33)"), ("val", B)],
-    "logbuffers": [("node_id", N), ("log_type", "VARCHAR(11)"), ("log_id", N),
-                   ("log_part", N), ("total", B), ("used", B)],
-    "logspaces": [("node_id", N), ("log_type", "VARCHAR(7)"), ("log_id", N), ("log_part", N),
-                  ("total", B), ("used", B)],
-}
-
 
 # -- fixtures: real `desc` output and real rows ------------------------------------------
 def fixture_desc(file: str, view: str) -> list[tuple[str, str]]:
@@ -118,6 +81,15 @@ def all_views() -> dict[str, list[tuple[str, str]]]:
     for view, (file, name) in FROM_FIXTURES.items():
         out[view] = fixture_desc(file, name)
     return out
+
+
+def test_synthetic_views_match_the_real_desc_output() -> None:
+    """The column lists the benchmark uses equal the recorded `desc` of the real views."""
+    for view, (file, name) in FROM_FIXTURES.items():
+        real = [(c, t.split()[0].lower().replace("int", "int unsigned") if "unsigned" in t
+                 else t.lower()) for c, t in fixture_desc(file, name)]
+        ours = [(c, t.lower()) for c, t in VIEWS[view]]
+        assert ours == real, view
 
 
 def insert(cur, view: str, rows: list[tuple]) -> None:
@@ -599,9 +571,9 @@ def wait_port(port: int, proc: subprocess.Popen) -> None:
     raise AssertionError("exporter did not listen")
 
 
-def metric_value(text: str, name: str) -> float | None:
-    m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
-    return float(m.group(1)) if m else None
+def parsed(body: str) -> dict[tuple, float]:
+    """The served text, read back by prometheus_client's parser (checks the format too)."""
+    return samples(text_string_to_metric_families(body))
 
 
 def test_process_tls_auth_secrets_and_db_down(scratch: Scratch, cur, tmp_path: Path) -> None:
@@ -632,19 +604,22 @@ def test_process_tls_auth_secrets_and_db_down(scratch: Scratch, cur, tmp_path: P
         assert fetch(url, ctx)[0] == 401
         assert fetch(url, ctx, ("prometheus", "wrong"))[0] == 401
         code, body = fetch(url, ctx, ("prometheus", web_pw))
-        assert code == 200 and metric_value(body, "ndb_up") == 1
-        assert 'ndb_thread_cpu_percent{mode="exec",node_id="1",thr_no="2",thread_name="ldm"}' \
-            in body
+        ss = parsed(body)
+        assert code == 200 and val(ss, "ndb_up") == 1
+        assert val(ss, "ndb_thread_cpu_percent", mode="exec", node_id=1, thr_no=2,
+                   thread_name="ldm") == 14
+        assert val(ss, "ndb_transporter_sent_bytes_total", node_id=1, remote_node_id=2) > 0
         with pytest.raises(OSError):  # plain HTTP is not served
             urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5)
         # the database goes away: still serving, ndb_up 0; and back: reconnects
         scratch.stop()
         code, body = fetch(url, ctx, ("prometheus", web_pw))
-        assert code == 200 and metric_value(body, "ndb_up") == 0
-        assert 'ndb_exporter_collector_success{collector="nodes"} 0.0' in body
+        ss = parsed(body)
+        assert code == 200 and val(ss, "ndb_up") == 0
+        assert val(ss, "ndb_exporter_collector_success", collector="nodes") == 0
         scratch.start()
         code, body = fetch(url, ctx, ("prometheus", web_pw))
-        assert code == 200 and metric_value(body, "ndb_up") == 1
+        assert code == 200 and val(parsed(body), "ndb_up") == 1
         cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode()
         assert db_pw not in cmdline and web_pw not in cmdline
     finally:

@@ -6,7 +6,7 @@ so `thread_name="ldm"` selects the LDM threads on every version and configuratio
 from __future__ import annotations
 
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families
+from ndbinfo_exporter.families import Families, labels_of
 
 CPUSTAT_MODES = (("os_user", "OS_user"), ("os_system", "OS_system"), ("os_idle", "OS_idle"),
                  ("exec", "thread_exec"), ("sleeping", "thread_sleeping"),
@@ -22,9 +22,11 @@ def collect_cpustat(ctx: Context, fam: Families) -> None:
                      " ON t.node_id = c.node_id AND t.thr_no = c.thr_no")
     f = fam.gauge("ndb_thread_cpu_percent", "Percent of the last second the thread spent per"
                   " mode (cpustat joined to threads).", [*LABELS, "mode"])
+    modes = [(k, (mode,)) for k, (mode, _) in enumerate(CPUSTAT_MODES, 3)]
     for r in rows:
-        for k, (mode, _) in enumerate(CPUSTAT_MODES):
-            f.add((r[0], r[1], r[2], mode), r[3 + k])
+        base = labels_of(r[:3])
+        for k, mode in modes:
+            f.add_labelled(base + mode, r[k])
 
 
 def collect_threadstat(ctx: Context, fam: Families) -> None:

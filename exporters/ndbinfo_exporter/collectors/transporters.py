@@ -8,7 +8,7 @@ start new counter series.
 from __future__ import annotations
 
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families
+from ndbinfo_exporter.families import Families, labels_of
 
 STATUSES = ("CONNECTED", "CONNECTING", "DISCONNECTED", "DISCONNECTING")
 LINK = ["node_id", "remote_node_id"]
@@ -34,18 +34,13 @@ def collect_transporters(ctx: Context, fam: Families) -> None:
     slows = fam.counter("ndb_transporter_slowdowns_total", "Slowdown onsets since connect.",
                         LINK)
     for r in rows:
-        link = (r[0], r[1])
+        link = labels_of(r[:2])
         current = (r[2] or "").upper()
         if current:
             for s in (*STATUSES, *((current,) if current not in STATUSES else ())):
-                status.add((*link, s), 1 if s == current else 0)
-        sent.add(link, r[3])
-        recv.add(link, r[4])
-        connects.add(link, r[5])
-        over.add(link, r[6])
-        overs.add(link, r[7])
-        slow.add(link, r[8])
-        slows.add(link, r[9])
+                status.add_labelled((*link, s), 1 if s == current else 0)
+        for f, v in zip((sent, recv, connects, over, overs, slow, slows), r[3:10], strict=True):
+            f.add_labelled(link, v)
 
 
 def collect_transporter_details(ctx: Context, fam: Families) -> None:

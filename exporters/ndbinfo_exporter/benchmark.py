@@ -1,0 +1,132 @@
+"""`make bench` entry `exporter`: scrape time, CPU and peak memory of the exporter process
+for synthetic (simulated) clusters of 2x4, 8x8 and 48x16 LDM threads (+6 other threads each),
+and the ratio of the exporter's scrape time to the bare SQL time of the same queries run back
+to back by one client in the same run. Reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from ndbinfo_exporter import mycnf, synthetic
+from ndbinfo_exporter.collectors import ALL
+from ndbinfo_exporter.db import Database
+from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.state import ExporterState, RestartLedger
+
+SHAPES = [(2, 4), (8, 8), (48, 16)]
+SCRAPES = 7
+
+
+class _Recording(Database):
+    """Records the SQL of one scrape so the same statements can be timed bare."""
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.sql: list[str] = []
+
+    def query(self, sql: str, timeout: float, aggregate: bool = False) -> list[tuple]:
+        self.sql.append(sql)
+        return super().query(sql, timeout, aggregate)
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run() -> dict:
+    from clusterscope.lab import mariadb
+    from clusterscope.lab.core import Lab, wait_for_port
+
+    root = Path(tempfile.mkdtemp(prefix="cs-exporter-bench-"))
+    root.chmod(0o755)
+    lab = Lab(root, int(os.environ.get("CLUSTERSCOPE_PORT_BASE", "13300")))
+    base, port = lab.path("exporter-test-sql"), lab.port("exporter-test-sql")
+    http = lab.port("exporter-test-http")
+    figures: dict[str, object] = {"simulated": True}
+    mariadb.prepare_instance(base, port, {"innodb_buffer_pool_size": "64M"})
+    mariadb.start_server(lab, "exporter-test-sql", "bench", "exporter bench server", base, port)
+    try:
+        sock = base / "mysqld.sock"
+        mariadb.execute(sock, ["CREATE DATABASE IF NOT EXISTS ndbinfo"])
+        mariadb.ensure_account(lab, sock, "ndbinfo_exporter", ["SELECT ON ndbinfo.*"])
+        cnf = mariadb.client_config(lab, "ndbinfo_exporter", "ndbinfo_exporter", port)
+        for nodes, ldm in SHAPES:
+            key = f"{nodes}x{ldm}"
+            conn = mariadb.socket_connect(sock)
+            with conn.cursor() as cur:
+                synthetic.create(cur)
+                synthetic.populate(cur, nodes, ldm)
+            conn.close()
+            # the bare SQL: the exact statements of one scrape, back to back, one client
+            rec = _Recording(mycnf.load(cnf), 10.0)
+            Scraper(rec, ALL, ExporterState(RestartLedger(None)), 30.0).scrape()
+            rec.close()
+            client = mariadb.connect(cnf)
+            bare = []
+            for _ in range(SCRAPES):
+                t0 = time.perf_counter()
+                with client.cursor() as cur:
+                    for sql in rec.sql:
+                        cur.execute(sql)
+                        cur.fetchall()
+                bare.append(time.perf_counter() - t0)
+            client.close()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "ndbinfo_exporter", "--config.my-cnf", str(cnf),
+                 "--web.listen-address", f"127.0.0.1:{http}", "--query.timeout", "10s",
+                 "--scrape.timeout", "30s", "--state.file", str(root / "exporter-restarts.json")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                wait_for_port(http, 20, alive=lambda p=proc: p.poll() is None)
+                walls, cpus, size = [], [], 0
+                for _ in range(SCRAPES):
+                    c0, t0 = _cpu_seconds(proc.pid), time.perf_counter()
+                    with urllib.request.urlopen(f"http://127.0.0.1:{http}/metrics",
+                                                timeout=60) as r:
+                        body = r.read().decode()
+                    walls.append(time.perf_counter() - t0)
+                    cpus.append(_cpu_seconds(proc.pid) - c0)
+                    size = sum(1 for line in body.splitlines()
+                               if line.startswith("ndb_") and "ndb_exporter" not in line)
+                rss = _peak_rss_mb(proc.pid)
+            finally:
+                proc.terminate()
+                proc.wait(timeout=20)
+            scrape, sql_t = statistics.median(walls), statistics.median(bare)
+            figures[f"{key}_scrape_seconds"] = round(scrape, 4)
+            figures[f"{key}_bare_sql_seconds"] = round(sql_t, 4)
+            figures[f"{key}_exporter_to_sql_ratio"] = round(scrape / sql_t, 2)
+            figures[f"{key}_exporter_cpu_seconds_per_scrape"] = round(statistics.median(cpus), 4)
+            figures[f"{key}_peak_rss_mb"] = round(rss, 1)
+            figures[f"{key}_series_per_data_node"] = round(size / nodes, 1)
+        big, small = f"{SHAPES[-1][0]}x{SHAPES[-1][1]}", f"{SHAPES[0][0]}x{SHAPES[0][1]}"
+        figures["large_vs_default_scrape_ratio"] = round(
+            figures[f"{big}_scrape_seconds"] / figures[f"{small}_scrape_seconds"], 1)
+        figures["large_vs_default_rss_ratio"] = round(
+            figures[f"{big}_peak_rss_mb"] / figures[f"{small}_peak_rss_mb"], 2)
+    finally:
+        lab.stop("exporter-test-sql")
+        shutil.rmtree(root, ignore_errors=True)
+    return figures
+
+
+if __name__ == "__main__":
+    for k, v in run().items():
+        print(f"{k} = {v}")
