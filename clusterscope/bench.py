@@ -16,6 +16,7 @@ import time
 # (at least one key containing "ratio"). Each part adds its own line.
 BENCHMARKS: dict[str, str] = {
     "galera": "galera_tracker.bench:run",
+    "exporter": "ndbinfo_exporter.benchmark:run",
 }
 
 

@@ -33,11 +33,10 @@ class _Fixed(_RegistryCollector):
 def encode(metrics: list) -> bytes:
     """Text format 0.0.4 (what Prometheus and VictoriaMetrics scrape)."""
     out: list[str] = []
-    escaped: dict[str, str] = {}
     others = []
     for m in metrics:
         if isinstance(m, Family):
-            m.encode(out, escaped)
+            m.encode(out)
         else:
             others.append(m)
     return "".join(out).encode() + generate_latest(_Fixed(others))
@@ -49,6 +48,8 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper,
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "ndbinfo_exporter"
+        # headers and body go out in separate writes; Nagle + delayed ACK would add ~40 ms
+        disable_nagle_algorithm = True
 
         def setup(self) -> None:
             if isinstance(self.request, ssl.SSLSocket):

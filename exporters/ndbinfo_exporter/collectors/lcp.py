@@ -7,7 +7,7 @@ ndbinfo has no LCP view; progress is derived: replicas still to checkpoint over 
 from __future__ import annotations
 
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families, num
+from ndbinfo_exporter.families import Families, body, num
 
 LCP_TABLE_STATUSES = ("ACTIVE", "WRITING_TO_FILE", "COMPLETED")
 
@@ -72,14 +72,18 @@ def collect_disk_write_speed(ctx: Context, fam: Families) -> None:
     slow = fam.counter("ndb_disk_write_slowdown_seconds_total", "Seconds the LDM instance's"
                        " disk writes were slowed (io_lag, high_cpu) or set to the minimum.",
                        ["node_id", "ldm_instance", "reason"])
+    speeds = [(base + k, f',kind="{kind}",window="{window}"')
+              for kind, base in (("backup_lcp", 2), ("redo", 5))
+              for k, window in enumerate(("1s", "10s", "60s"))]
+    reasons = [(9 + k, f',reason="{reason}"')
+               for k, reason in enumerate(("io_lag", "high_cpu", "set_to_min"))]
     for r in rows:
-        n, i = r[0], r[1]
-        for kind, base in (("backup_lcp", 2), ("redo", 5)):
-            for k, window in enumerate(("1s", "10s", "60s")):
-                speed.add((n, i, kind, window), r[base + k])
-        target.add((n, i), r[8])
-        for reason, v in zip(("io_lag", "high_cpu", "set_to_min"), r[9:12], strict=True):
-            slow.add((n, i, reason), v)
+        ldm = body(("node_id", "ldm_instance"), r[:2])  # once per row
+        for k, suffix in speeds:
+            speed.add_body(ldm + suffix, r[k])
+        target.add_body(ldm, r[8])
+        for k, suffix in reasons:
+            slow.add_body(ldm + suffix, r[k])
 
 
 COLLECTORS = [

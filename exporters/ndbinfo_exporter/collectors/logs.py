@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families
+from ndbinfo_exporter.families import Families, body
 
 LABELS = ["node_id", "log_type", "log_id", "log_part"]
 
@@ -15,10 +15,10 @@ def _collect(view: str, what: str, ctx: Context, fam: Families) -> None:
                      LABELS)
     total = fam.gauge(f"ndb_log_{what}_total_bytes", f"Bytes of log {what} configured"
                       f" ({view}).", LABELS)
-    for node_id, log_type, log_id, log_part, u, t in rows:
-        lv = (node_id, log_type, log_id, log_part)
-        used.add(lv, u)
-        total.add(lv, t)
+    for r in rows:
+        lv = body(LABELS, r[:4])
+        used.add_body(lv, r[4])
+        total.add_body(lv, r[5])
 
 
 def collect_logspaces(ctx: Context, fam: Families) -> None:

@@ -6,7 +6,7 @@ so `thread_name="ldm"` selects the LDM threads on every version and configuratio
 from __future__ import annotations
 
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families, labels_of
+from ndbinfo_exporter.families import Families, body, num
 
 CPUSTAT_MODES = (("os_user", "OS_user"), ("os_system", "OS_system"), ("os_idle", "OS_idle"),
                  ("exec", "thread_exec"), ("sleeping", "thread_sleeping"),
@@ -22,11 +22,11 @@ def collect_cpustat(ctx: Context, fam: Families) -> None:
                      " ON t.node_id = c.node_id AND t.thr_no = c.thr_no")
     f = fam.gauge("ndb_thread_cpu_percent", "Percent of the last second the thread spent per"
                   " mode (cpustat joined to threads).", [*LABELS, "mode"])
-    modes = [(k, (mode,)) for k, (mode, _) in enumerate(CPUSTAT_MODES, 3)]
+    modes = [(k, f',mode="{mode}"') for k, (mode, _) in enumerate(CPUSTAT_MODES, 3)]
     for r in rows:
-        base = labels_of(r[:3])
+        base = body(LABELS, r[:3])  # rendered once per row, shared by its 8 samples
         for k, mode in modes:
-            f.add_labelled(base + mode, r[k])
+            f.add_body(base + mode, r[k])
 
 
 def collect_threadstat(ctx: Context, fam: Families) -> None:
@@ -37,10 +37,13 @@ def collect_threadstat(ctx: Context, fam: Families) -> None:
                       [*LABELS, "mode"])
     sig = fam.counter("ndb_thread_signals_executed_total", "Signals the thread executed"
                       " (threadstat.c_exec).", LABELS)
-    for node_id, thr_no, name, utime, stime, c_exec in rows:
-        cpu.add((node_id, thr_no, name, "user"), utime, 1e-6)
-        cpu.add((node_id, thr_no, name, "system"), stime, 1e-6)
-        sig.add((node_id, thr_no, name), c_exec)
+    for r in rows:
+        thread = body(LABELS, r[:3])
+        for k, mode in ((3, ',mode="user"'), (4, ',mode="system"')):
+            us = num(r[k])
+            if us is not None:
+                cpu.add_body(thread + mode, us / 1e6)
+        sig.add_body(thread, r[5])
 
 
 COLLECTORS = [

@@ -8,7 +8,7 @@ start new counter series.
 from __future__ import annotations
 
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families, labels_of
+from ndbinfo_exporter.families import Families, body, label
 
 STATUSES = ("CONNECTED", "CONNECTING", "DISCONNECTED", "DISCONNECTING")
 LINK = ["node_id", "remote_node_id"]
@@ -33,14 +33,15 @@ def collect_transporters(ctx: Context, fam: Families) -> None:
     slow = fam.gauge("ndb_transporter_slowdown", "1 while the link requests slowdown.", LINK)
     slows = fam.counter("ndb_transporter_slowdowns_total", "Slowdown onsets since connect.",
                         LINK)
+    per_link = (sent, recv, connects, over, overs, slow, slows)
     for r in rows:
-        link = labels_of(r[:2])
+        link = body(LINK, r[:2])  # rendered once per row, shared by its families
         current = (r[2] or "").upper()
         if current:
             for s in (*STATUSES, *((current,) if current not in STATUSES else ())):
-                status.add_labelled((*link, s), 1 if s == current else 0)
-        for f, v in zip((sent, recv, connects, over, overs, slow, slows), r[3:10], strict=True):
-            f.add_labelled(link, v)
+                status.add_body(f'{link},status="{label(s)}"', 1 if s == current else 0)
+        for f, v in zip(per_link, r[3:10], strict=True):
+            f.add_body(link, v)
 
 
 def collect_transporter_details(ctx: Context, fam: Families) -> None:
