@@ -87,8 +87,8 @@ def restart_and_watch(lab, port: int, node: int, profile: str, before: float,
                 break
             time.sleep(0.5)
         else:
-            raise AssertionError(f"restart of node {node} not seen completed; statuses {seen};"
-                                 f" restart-node output: {proc.stdout.read() if proc.stdout else ''}")
+            raise AssertionError(f"restart of node {node} not seen completed within"
+                                 f" {timeout:.0f} s; statuses seen: {seen}")
     finally:
         if proc.poll() is None:
             proc.wait(timeout=120)
