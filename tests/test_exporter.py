@@ -225,10 +225,10 @@ def cur(scratch: Scratch) -> Iterator:
 
 
 def make_scraper(scratch: Scratch, state: Path, query_timeout: float = 2.0,
-                 collectors=ALL) -> Scraper:
+                 collectors=ALL, budget: float = 10.0) -> Scraper:
     cfg = mycnf.load(scratch.cnf)
     return Scraper(Database(cfg, query_timeout), collectors,
-                   ExporterState(RestartLedger(state)), 10.0)
+                   ExporterState(RestartLedger(state)), budget)
 
 
 def samples(metrics) -> dict[tuple, float]:
@@ -501,6 +501,15 @@ def test_slow_view_is_cut_at_the_timeout(scratch: Scratch, cur, tmp_path: Path) 
     assert val(ss, "ndb_exporter_collector_success", collector="counters") == 1
     assert val(ss, "ndb_up") == 1
     assert took < 4  # 4 rows x 1 s sleep would be 4 s uncut (not a speed target: a cut)
+    # the scrape budget runs out in the slow view: the collectors after it are cut too,
+    # the ones before it delivered, and the scrape still answers
+    tight = make_scraper(scratch, tmp_path / "s2.json", query_timeout=5, budget=1.0)
+    ss = samples(tight.scrape())
+    assert val(ss, "ndb_exporter_collector_success", collector="nodes") == 1
+    assert val(ss, "ndb_exporter_collector_success", collector="memoryusage") == 0
+    assert val(ss, "ndb_exporter_collector_success", collector="counters") == 0
+    assert val(ss, "ndb_exporter_collector_timeouts_total", collector="counters") == 1
+    assert names(ss, "ndb_node_status")
 
 
 # -- configuration --------------------------------------------------------------------
