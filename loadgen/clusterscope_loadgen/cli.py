@@ -1,0 +1,158 @@
+"""`clusterscope loadgen run|cycle|ddl|start|stop|list`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from clusterscope_loadgen import config, ddl
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("loadgen", help="continuous A/B experiments (FK, read backup,"
+                                       " partitioning, batching/PK) through sysbench")
+    lsub = p.add_subparsers(dest="loadgen_cmd", required=True)
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--config", help=f"experiments file (default {config.DEFAULT_CONFIG})")
+        q.add_argument("--target", action="append", required=True, metavar="CNF",
+                       help="0600 [client] option file of the node to load; repeat for the"
+                            " second Galera node (else found via wsrep_incoming_addresses)")
+        q.add_argument("--engine", choices=ddl.ENGINES, default="galera")
+        q.add_argument("--threads", type=int, help="the N of the experiment's variants")
+        q.add_argument("--window", type=float, help="seconds per window")
+        q.add_argument("--warmup", type=float, help="warm-up seconds before the first round")
+        q.add_argument("--metrics-port", type=int, help="serve /metrics on 127.0.0.1:PORT")
+        q.add_argument("--cluster", help="cluster label (default: wsrep_cluster_name)")
+        q.add_argument("--json-out", help="write windows, estimates and row checks as JSON")
+
+    r = lsub.add_parser("run", help="run one experiment and print the overheads")
+    r.add_argument("--experiment", required=True)
+    r.add_argument("--variants", help="comma-separated subset (their baselines come along)")
+    common(r)
+    how = r.add_mutually_exclusive_group()
+    how.add_argument("--duration", type=float, help="seconds (default: the experiment's)")
+    how.add_argument("--rounds", type=int, help="number of rounds instead of a duration")
+    how.add_argument("--forever", action="store_true", help="until stopped (SIGTERM)")
+    r.set_defaults(func=cmd_run)
+
+    c = lsub.add_parser("cycle", help="always-on: run the configured experiments in turn")
+    c.add_argument("--experiments", help="comma-separated (default: all for the engine)")
+    common(c)
+    c.add_argument("--forever", action="store_true", help="cycle until stopped")
+    c.set_defaults(func=cmd_cycle)
+
+    d = lsub.add_parser("ddl", help="print an experiment's DDL for an engine")
+    d.add_argument("--experiment", required=True)
+    d.add_argument("--engine", choices=ddl.ENGINES, default="galera")
+    d.add_argument("--config")
+    d.set_defaults(func=cmd_ddl)
+
+    ls = lsub.add_parser("list", help="the configured experiments and variants")
+    ls.add_argument("--config")
+    ls.set_defaults(func=cmd_list)
+
+    from clusterscope_loadgen import lab_service
+    lab_service.add_commands(lsub)
+
+
+def _runner_args(args: argparse.Namespace, exp: config.Experiment, metrics: object) -> dict:
+    return {"threads": args.threads, "window": args.window, "warmup": args.warmup,
+            "metrics": metrics, "cluster": args.cluster}
+
+
+def _targets(args: argparse.Namespace) -> list:
+    from clusterscope_loadgen.target import Target
+    return [Target.from_cnf(p) for p in args.target]
+
+
+def _metrics(args: argparse.Namespace):  # noqa: ANN202
+    from clusterscope_loadgen.metrics import Metrics
+    m = Metrics()
+    if args.metrics_port:
+        m.serve(args.metrics_port)
+        print(f"loadgen: metrics on http://127.0.0.1:{args.metrics_port}/metrics", flush=True)
+    return m
+
+
+def _errors() -> tuple[type[Exception], ...]:
+    from clusterscope_loadgen.runner import RunError
+    from clusterscope_loadgen.target import TargetError
+    return (config.ConfigError, RunError, TargetError, ddl.DDLError, OSError)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from clusterscope_loadgen.runner import Runner
+    try:
+        exp = config.experiment(args.experiment, args.config)
+        only = [v.strip() for v in args.variants.split(",")] if args.variants else None
+        runner = Runner(exp, args.engine, _targets(args), only=only,
+                        **_runner_args(args, exp, _metrics(args)))
+        result = runner.run(duration=args.duration, rounds=args.rounds, forever=args.forever)
+    except _errors() as exc:
+        print(f"loadgen: {exc}", file=sys.stderr)
+        return 2
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result, indent=1, default=str))
+    bad = [v for v in result["verification"] if v.get("ok") is False]
+    return 1 if bad else 0
+
+
+def cmd_cycle(args: argparse.Namespace) -> int:
+    from clusterscope_loadgen.runner import Runner
+    try:
+        exps = config.load(args.config)
+        names = ([n.strip() for n in args.experiments.split(",")] if args.experiments
+                 else [n for n, e in exps.items()
+                       if any(v.runs_on(args.engine) for v in e.variants)
+                       and not (e.kind == "read_backup" and args.engine == "innodb")])
+        unknown = [n for n in names if n not in exps]
+        if unknown:
+            raise config.ConfigError(f"no experiment(s) {', '.join(unknown)} in the config")
+        metrics = _metrics(args)
+        targets = _targets(args)
+        results = []
+        while True:
+            for name in names:
+                runner = Runner(exps[name], args.engine, targets,
+                                **_runner_args(args, exps[name], metrics))
+                results.append(runner.run())
+            if not args.forever:
+                break
+    except _errors() as exc:
+        print(f"loadgen: {exc}", file=sys.stderr)
+        return 2
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=1, default=str))
+    return 0
+
+
+def cmd_ddl(args: argparse.Namespace) -> int:
+    try:
+        exp = config.experiment(args.experiment, args.config)
+        tables = ddl.tables_for(exp.kind, args.engine, **(
+            {"ndb_partition_balance": exp.ndb_partition_balance}
+            if exp.kind == "partitioning" else {}))
+    except (config.ConfigError, ddl.DDLError) as exc:
+        print(f"loadgen: {exc}", file=sys.stderr)
+        return 2
+    for stmt in tables.values():
+        print(stmt + ";\n")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    try:
+        exps = config.load(args.config)
+    except config.ConfigError as exc:
+        print(f"loadgen: {exc}", file=sys.stderr)
+        return 2
+    for e in exps.values():
+        print(f"{e.name} ({e.kind}): {e.description}")
+        for v in e.variants:
+            vs = f" vs {v.baseline}" if v.baseline else " (baseline)"
+            eng = f" [{', '.join(v.engines)}]" if v.engines else ""
+            print(f"  {v.name}{vs}{eng}")
+    return 0

@@ -1,0 +1,190 @@
+"""The experiments file: parsing and validation (errors name the experiment)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_CONFIG = Path(__file__).with_name("experiments.yaml")
+LUA_DIR = Path(__file__).with_name("lua")
+SCRIPTS = {"fk": "cs_fk.lua", "read_backup": "cs_readown.lua",
+           "partitioning": "cs_part.lua", "batching_pk": "cs_batch.lua"}
+EXPERIMENT_KEYS = {"kind", "description", "threads", "window", "warmup", "duration",
+                   "max_rows", "options", "variants", "ndb_partition_balance"}
+VARIANT_KEYS = {"name", "table", "baseline", "threads", "writers", "reader", "engines",
+                "rows_per_event", "options"}
+DEFAULT_KEYS = {"window", "warmup", "duration", "max_rows"}
+
+
+class ConfigError(ValueError):
+    """The experiments file is wrong; the message names the file and experiment."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    table: str
+    baseline: str | None = None
+    threads: int | None = None  # None: the run's thread count
+    writers: int = 1
+    reader: str = "writer"
+    engines: tuple[str, ...] = ()
+    rows_per_event: int = 1
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def runs_on(self, engine: str) -> bool:
+        return not self.engines or engine in self.engines
+
+    @property
+    def needs_peer(self) -> bool:
+        return self.writers > 1 or self.reader == "peer"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    kind: str
+    description: str
+    threads: int
+    window: float
+    warmup: float
+    duration: float
+    max_rows: int
+    options: dict[str, Any]
+    variants: tuple[Variant, ...]
+    ndb_partition_balance: str | None = None
+
+    @property
+    def script(self) -> Path:
+        return LUA_DIR / SCRIPTS[self.kind]
+
+    def variants_for(self, engine: str, only: list[str] | None = None) -> list[Variant]:
+        chosen = [v for v in self.variants if v.runs_on(engine)]
+        if only:
+            unknown = set(only) - {v.name for v in chosen}
+            if unknown:
+                raise ConfigError(f"experiment {self.name}: no variant(s) "
+                                  f"{', '.join(sorted(unknown))} for engine {engine}")
+            # A variant needs its baseline in the same run to be compared.
+            wanted = set(only) | {v.baseline for v in chosen if v.name in only and v.baseline}
+            chosen = [v for v in chosen if v.name in wanted]
+        if not chosen:
+            raise ConfigError(f"experiment {self.name}: no variant runs on engine {engine}")
+        return chosen
+
+
+def _fail(source: Path | str, exp: str | None, msg: str) -> ConfigError:
+    where = f"{source}: experiment {exp}" if exp else str(source)
+    return ConfigError(f"{where}: {msg}")
+
+
+def _positive(value: Any, what: str, source: Path | str, exp: str) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise _fail(source, exp, f"{what} must be a non-negative number, not {value!r}")
+    return float(value)
+
+
+def _variant(raw: Any, source: Path | str, exp: str) -> Variant:
+    if not isinstance(raw, dict) or "name" not in raw or "table" not in raw:
+        raise _fail(source, exp, f"each variant needs at least name and table: {raw!r}")
+    unknown = set(raw) - VARIANT_KEYS
+    if unknown:
+        raise _fail(source, exp, f"variant {raw['name']}: unknown key(s) "
+                                 f"{', '.join(sorted(unknown))}")
+    threads = raw.get("threads", "N")
+    if threads != "N" and (not isinstance(threads, int) or threads < 1):
+        raise _fail(source, exp, f"variant {raw['name']}: threads must be a positive integer"
+                                 f" or N, not {threads!r}")
+    writers = raw.get("writers", 1)
+    if writers not in (1, 2):
+        raise _fail(source, exp, f"variant {raw['name']}: writers must be 1 or 2")
+    reader = raw.get("reader", "writer")
+    if reader not in ("writer", "peer"):
+        raise _fail(source, exp, f"variant {raw['name']}: reader must be writer or peer")
+    rpe = raw.get("rows_per_event", 1)
+    if not isinstance(rpe, int) or rpe < 1:
+        raise _fail(source, exp, f"variant {raw['name']}: rows_per_event must be >= 1")
+    opts = raw.get("options") or {}
+    if not isinstance(opts, dict):
+        raise _fail(source, exp, f"variant {raw['name']}: options must be a mapping")
+    return Variant(name=str(raw["name"]), table=str(raw["table"]),
+                   baseline=raw.get("baseline"), threads=None if threads == "N" else threads,
+                   writers=writers, reader=reader, engines=tuple(raw.get("engines") or ()),
+                   rows_per_event=rpe, options=dict(opts))
+
+
+def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
+    if not isinstance(data, dict) or not isinstance(data.get("experiments"), dict):
+        raise _fail(source, None, "needs a mapping `experiments:` of name -> experiment")
+    defaults = data.get("defaults") or {}
+    if set(defaults) - DEFAULT_KEYS:
+        raise _fail(source, None, f"unknown defaults key(s) "
+                                  f"{', '.join(sorted(set(defaults) - DEFAULT_KEYS))}")
+    out: dict[str, Experiment] = {}
+    for name, raw in data["experiments"].items():
+        if not isinstance(raw, dict):
+            raise _fail(source, name, "must be a mapping")
+        unknown = set(raw) - EXPERIMENT_KEYS
+        if unknown:
+            raise _fail(source, name, f"unknown key(s) {', '.join(sorted(unknown))}")
+        kind = raw.get("kind", name)
+        if kind not in SCRIPTS:
+            raise _fail(source, name, f"kind {kind!r} is not one of {', '.join(SCRIPTS)}")
+        merged = {**defaults, **raw}
+        window = _positive(merged.get("window", 10), "window", source, name)
+        if window < 1:
+            raise _fail(source, name, "window must be at least 1 second")
+        threads = merged.get("threads", 4)
+        if not isinstance(threads, int) or threads < 1:
+            raise _fail(source, name, f"threads must be a positive integer, not {threads!r}")
+        variants = tuple(_variant(v, source, name) for v in raw.get("variants") or ())
+        if not variants:
+            raise _fail(source, name, "has no variants")
+        names = [v.name for v in variants]
+        if len(set(names)) != len(names):
+            raise _fail(source, name, "variant names must be unique")
+        by_name = {v.name: v for v in variants}
+        for v in variants:
+            if v.baseline is None:
+                continue
+            base = by_name.get(v.baseline)
+            if base is None:
+                raise _fail(source, name, f"variant {v.name}: baseline {v.baseline!r} is not a"
+                                          " variant of this experiment")
+            if base.baseline is not None:
+                raise _fail(source, name, f"variant {v.name}: its baseline {base.name} has a"
+                                          " baseline itself; baselines must be plain")
+            if set(v.engines or ()) - set(base.engines or v.engines or ()):
+                raise _fail(source, name, f"variant {v.name} runs on engines its baseline"
+                                          f" {base.name} does not")
+        out[name] = Experiment(
+            name=name, kind=kind, description=str(raw.get("description", "")).strip(),
+            threads=threads, window=window,
+            warmup=_positive(merged.get("warmup", 10), "warmup", source, name),
+            duration=_positive(merged.get("duration", 120), "duration", source, name),
+            max_rows=int(_positive(merged.get("max_rows", 200000), "max_rows", source, name)),
+            options=dict(raw.get("options") or {}), variants=variants,
+            ndb_partition_balance=raw.get("ndb_partition_balance"))
+    return out
+
+
+def load(path: str | Path | None = None) -> dict[str, Experiment]:
+    p = Path(path) if path else DEFAULT_CONFIG
+    try:
+        data = yaml.safe_load(p.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read experiments file {p}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
+    return parse(data, p)
+
+
+def experiment(name: str, path: str | Path | None = None) -> Experiment:
+    exps = load(path)
+    if name not in exps:
+        raise ConfigError(f"no experiment {name!r} in {path or DEFAULT_CONFIG} (known: "
+                          f"{', '.join(exps)})")
+    return exps[name]

@@ -1,0 +1,111 @@
+"""Every table the experiments use, per engine: the one place that knows the DDL.
+
+`galera` and `innodb` share InnoDB DDL; `ndb` gets ENGINE=NDBCLUSTER with the NDB table
+options (READ_BACKUP, PARTITION_BALANCE) in the table comment. NDB DDL cannot run in this
+lab (the NDB simulator serves ndbinfo views only), so it is generated and tested as text.
+"""
+
+from __future__ import annotations
+
+ENGINES = ("galera", "innodb", "ndb")
+
+
+class DDLError(ValueError):
+    """An experiment/engine combination has no DDL."""
+
+
+def _engine_clause(engine: str, ndb_options: dict[str, object] | None = None) -> str:
+    if engine not in ENGINES:
+        raise DDLError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+    if engine != "ndb":
+        return "ENGINE=InnoDB"
+    clause = "ENGINE=NDBCLUSTER"
+    if ndb_options:
+        opts = ",".join(f"{k}={v}" for k, v in ndb_options.items())
+        clause += f" COMMENT=\"NDB_TABLE={opts}\""
+    return clause
+
+
+def fk_tables(engine: str) -> dict[str, str]:
+    """The field-facts FK schema: two parents, children with 0, 1 (fk_forum) and 2 FKs."""
+    eng = _engine_clause(engine)
+    # InnoDB needs the auto-increment column first in some index; NDB does not.
+    pid_key = "" if engine == "ndb" else ",\n  KEY pid (pid)"
+    cols = ("  uid INT UNSIGNED NOT NULL,\n  fid INT UNSIGNED NOT NULL,\n"
+            "  pid BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,\n  message VARCHAR(1024),\n"
+            f"  PRIMARY KEY (uid, fid, pid),\n  KEY forum (fid){pid_key}")
+
+    def fk(prefix: str, which: tuple[str, ...]) -> str:
+        refs = {"forum": "(fid) REFERENCES forum (fid)", "user": "(uid) REFERENCES users (uid)"}
+        # Constraint names are per database in InnoDB, hence the per-table prefix.
+        return "".join(f",\n  CONSTRAINT {prefix}_{w} FOREIGN KEY {refs[w]} ON DELETE CASCADE"
+                       for w in which)
+
+    return {
+        "users": ("CREATE TABLE IF NOT EXISTS users (\n"
+                  "  uid INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,\n"
+                  "  name VARCHAR(255),\n  email VARCHAR(255),\n"
+                  "  view_cnt BIGINT UNSIGNED DEFAULT 0,\n  created BIGINT UNSIGNED DEFAULT 0\n"
+                  f") {eng}"),
+        "forum": ("CREATE TABLE IF NOT EXISTS forum (\n"
+                  "  fid INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,\n"
+                  f"  name VARCHAR(255)\n) {eng}"),
+        "users_posts": f"CREATE TABLE IF NOT EXISTS users_posts (\n{cols}\n) {eng}",
+        "users_posts_fk1": (f"CREATE TABLE IF NOT EXISTS users_posts_fk1 (\n{cols}"
+                            f"{fk('fk1', ('forum',))}\n) {eng}"),
+        "users_posts_fk": (f"CREATE TABLE IF NOT EXISTS users_posts_fk (\n{cols}"
+                           f"{fk('fk', ('forum', 'user'))}\n) {eng}"),
+    }
+
+
+def read_backup_tables(engine: str) -> dict[str, str]:
+    """Galera: one table (the variants differ in wsrep_sync_wait); NDB: READ_BACKUP=0/1."""
+    body = "  id INT UNSIGNED NOT NULL PRIMARY KEY,\n  v BIGINT NOT NULL DEFAULT 0\n"
+    if engine == "ndb":
+        return {f"rb_rb{n}": (f"CREATE TABLE IF NOT EXISTS rb_rb{n} (\n{body}) "
+                              + _engine_clause(engine, {"READ_BACKUP": n})) for n in (0, 1)}
+    if engine == "innodb":
+        raise DDLError("read_backup needs a cluster: engine galera (reads on another node) or"
+                       " ndb (READ_BACKUP tables); a single InnoDB server has no replicas")
+    return {"rb": f"CREATE TABLE IF NOT EXISTS rb (\n{body}) {_engine_clause(engine)}"}
+
+
+def partitioning_tables(engine: str, counts: tuple[int, ...] = (1, 8),
+                        ndb_partition_balance: str | None = None) -> dict[str, str]:
+    """One table per partition count; partitioned by KEY(id), so point selects prune to one
+    partition and id range scans touch all of them."""
+    body = ("  id INT UNSIGNED NOT NULL PRIMARY KEY,\n  k INT UNSIGNED NOT NULL DEFAULT 0,\n"
+            "  c CHAR(120) NOT NULL DEFAULT '',\n  pad CHAR(60) NOT NULL DEFAULT '',\n"
+            "  KEY k (k)\n")
+    out = {}
+    for n in counts:
+        if engine == "ndb" and ndb_partition_balance and n > 1:
+            # NDB sizes the table from the cluster (LDMs x nodes) instead of a fixed count.
+            tail = _engine_clause(engine, {"PARTITION_BALANCE": ndb_partition_balance})
+        else:
+            tail = f"{_engine_clause(engine)}\nPARTITION BY KEY (id) PARTITIONS {n}"
+        out[f"part_p{n}"] = f"CREATE TABLE IF NOT EXISTS part_p{n} (\n{body}) {tail}"
+    return out
+
+
+def batching_tables(engine: str) -> dict[str, str]:
+    """Integers with an explicit primary key, and without one (the engine's hidden key)."""
+    eng = _engine_clause(engine)
+    return {
+        "bp_pk": f"CREATE TABLE IF NOT EXISTS bp_pk (\n  id BIGINT NOT NULL PRIMARY KEY\n) {eng}",
+        "bp_nopk": f"CREATE TABLE IF NOT EXISTS bp_nopk (\n  id BIGINT NOT NULL\n) {eng}",
+    }
+
+
+def tables_for(experiment: str, engine: str, **options: object) -> dict[str, str]:
+    """Table name -> CREATE TABLE for an experiment kind on an engine."""
+    builders = {"fk": fk_tables, "read_backup": read_backup_tables,
+                "partitioning": partitioning_tables, "batching_pk": batching_tables}
+    try:
+        build = builders[experiment]
+    except KeyError:
+        raise DDLError(f"no DDL for experiment kind {experiment!r} (known: "
+                       f"{', '.join(builders)})") from None
+    if experiment == "partitioning":
+        return build(engine, **options)  # type: ignore[operator]
+    return build(engine)  # type: ignore[operator]

@@ -1,0 +1,103 @@
+"""`clusterscope loadgen start|stop`: the loadgen as a lab service monitoring scrapes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+LAB_CLUSTER = "lab-galera"
+
+
+def add_commands(lsub: argparse._SubParsersAction) -> None:
+    s = lsub.add_parser("start", help="run an experiment as lab service loadgen-<experiment>")
+    s.add_argument("--experiment", required=True)
+    s.add_argument("--node", default="galera-node1", help="lab service to load")
+    s.add_argument("--window", type=float)
+    s.add_argument("--duration", type=float, help="seconds (default: until stopped)")
+    s.add_argument("--threads", type=int)
+    s.add_argument("--config")
+    s.set_defaults(func=cmd_start)
+    t = lsub.add_parser("stop", help="stop lab loadgen services")
+    t.add_argument("--experiment", help="only this one (default: all)")
+    t.set_defaults(func=cmd_stop)
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    from clusterscope.lab.core import Lab, LabError, lab_dir_from_env, pid_alive
+    lab = Lab(lab_dir_from_env())
+    name = f"loadgen-{args.experiment}"
+    node = lab.service(args.node)
+    if node is None or not node.client_config:
+        print(f"loadgen: no lab service {args.node} with a client config (is the lab up?"
+              " `clusterscope lab up --galera`)", file=sys.stderr)
+        return 2
+    from clusterscope_loadgen import config
+    try:
+        config.experiment(args.experiment, args.config)
+    except config.ConfigError as exc:
+        print(f"loadgen: {exc}", file=sys.stderr)
+        return 2
+    existing = lab.service(name)
+    if existing and pid_alive(existing.pid, existing.start_time):
+        print(f"loadgen: {name} already runs (pid {existing.pid}, port {existing.port})")
+        return 0
+    used = {s.port for s in lab.services() if s.part == "loadgen"}
+    port = next((lab.port(f"loadgen{i}") for i in range(10)
+                 if lab.port(f"loadgen{i}") not in used), None)
+    if port is None:
+        print("loadgen: all 10 loadgen ports are taken; stop one first", file=sys.stderr)
+        return 2
+    engine = "galera" if node.part == "galera" else "innodb"
+    argv = [sys.executable, "-m", "clusterscope.cli", "loadgen", "run",
+            "--experiment", args.experiment, "--target", node.client_config,
+            "--engine", engine, "--metrics-port", str(port),
+            "--cluster", LAB_CLUSTER if engine == "galera" else node.part]
+    for opt in ("window", "threads", "config"):
+        if getattr(args, opt):
+            argv += [f"--{opt}", str(getattr(args, opt))]
+    argv += ["--duration", str(args.duration)] if args.duration else ["--forever"]
+    try:
+        svc = lab.spawn(name, "loadgen", f"loadgen {args.experiment} -> {args.node}", argv,
+                        port=port, client_config=node.client_config, ready_timeout=120,
+                        extra={"scrape": {"job": "loadgen", "path": "/metrics",
+                                          "labels": {"cluster": LAB_CLUSTER}},
+                               "experiment": args.experiment, "node": args.node})
+    except LabError as exc:
+        print(f"loadgen: {exc}", file=sys.stderr)
+        return 1
+    _lab_changed(lab)
+    print(f"loadgen: {name} runs (pid {svc.pid}), metrics http://127.0.0.1:{port}/metrics,"
+          f" log {svc.log}")
+    return 0
+
+
+def _lab_changed(lab: object) -> None:
+    """Let up parts (monitoring) refresh what they scrape."""
+    from clusterscope.lab.parts import load_parts
+    parts = load_parts()
+    for part in lab.parts_up():  # type: ignore[attr-defined]
+        hook = getattr(parts.get(part), "after_lab_change", None)
+        if hook:
+            try:
+                hook(lab)
+            except Exception as exc:  # noqa: BLE001 - the loadgen runs either way
+                print(f"loadgen: {part} did not take the change: {exc}", file=sys.stderr)
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    from clusterscope.lab.core import Lab, LabError, lab_dir_from_env
+    lab = Lab(lab_dir_from_env())
+    names = [s.name for s in lab.services("loadgen")
+             if not args.experiment or s.name == f"loadgen-{args.experiment}"]
+    if not names:
+        print("loadgen: no loadgen service runs")
+        return 0
+    for n in names:
+        try:
+            lab.stop(n)
+        except LabError as exc:
+            print(f"loadgen: {n}: {exc}", file=sys.stderr)
+            return 1
+        print(f"loadgen: stopped {n}")
+    _lab_changed(lab)
+    return 0

@@ -1,0 +1,110 @@
+"""The loadgen's Prometheus metrics (names and labels are in brief/contracts.md "Loadgen")."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+
+from clusterscope_loadgen import __version__
+from clusterscope_loadgen.stats import Estimate
+
+if TYPE_CHECKING:
+    from clusterscope_loadgen.runner import WindowResult
+
+L = ["experiment", "variant", "cluster", "engine", "target"]
+P = ["experiment", "variant", "baseline", "cluster", "engine", "target"]
+S = ["experiment"]
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        r = self.registry = registry or CollectorRegistry()
+
+        def g(name: str, doc: str, labels: list[str]) -> Gauge:
+            return Gauge(name, doc, labels, registry=r)
+
+        self.seq = g("loadgen_window_seq", "Round number of the last window (pairs share it)", L)
+        self.valid = g("loadgen_window_valid", "1 if the last window was a clean measurement", L)
+        self.end = g("loadgen_window_end_timestamp_seconds", "End time of the last window", L)
+        self.tps = g("loadgen_window_tps", "Transactions (sysbench events) per second", L)
+        self.qps = g("loadgen_window_qps", "Queries per second in the last window", L)
+        self.rows = g("loadgen_window_rows_per_second",
+                      "Throughput in rows (tps x rows per event); overheads use this", L)
+        self.latency = g("loadgen_window_latency_seconds", "Event latency quantile",
+                         [*L, "quantile"])
+        self.errors = g("loadgen_window_errors", "Errors in the last window", L)
+        self.reconnects = g("loadgen_window_reconnects", "Reconnects in the last window", L)
+        self.stale = g("loadgen_window_stale_reads",
+                       "Reads that missed the session's own write (read_backup)", L)
+        self.windows = Counter("loadgen_windows", "Windows run", [*L, "valid"], registry=r)
+        self.transactions = Counter("loadgen_transactions", "Transactions run", L, registry=r)
+        self.pair_ratio = g("loadgen_pair_tps_ratio",
+                            "variant/baseline throughput of the last valid pair", P)
+        self.pair_overhead = g("loadgen_pair_overhead_ratio",
+                               "1 - variant/baseline throughput of the last valid pair", P)
+        self.pair_seq = g("loadgen_pair_seq", "Round number of the last valid pair", P)
+        self.overhead = g("loadgen_overhead_ratio", "Mean paired overhead (1 - ratio)", P)
+        self.overhead_lo = g("loadgen_overhead_ratio_lower", "95% interval, lower bound", P)
+        self.overhead_hi = g("loadgen_overhead_ratio_upper", "95% interval, upper bound", P)
+        self.lat = g("loadgen_latency_ratio", "Mean paired p95 latency ratio", P)
+        self.lat_lo = g("loadgen_latency_ratio_lower", "95% interval, lower bound", P)
+        self.lat_hi = g("loadgen_latency_ratio_upper", "95% interval, upper bound", P)
+        self.mde = g("loadgen_overhead_min_detectable_ratio",
+                     "Smallest overhead change detectable at the current noise", P)
+        self.npairs = g("loadgen_overhead_pairs", "Valid pairs behind the estimate", P)
+        self.cpu = Counter("loadgen_cpu_seconds", "CPU used by the loadgen and sysbench", S,
+                           registry=r)
+        self.cores = g("loadgen_cpu_cores", "Cores used by sysbench in the last window", S)
+        self.saturated = g("loadgen_saturated",
+                           "1 when the load generator, not the cluster, is the bottleneck", S)
+        self.verified = g("loadgen_rows_verified",
+                          "1 if the row counts matched after the last check, 0 if not", S)
+        self.info = g("loadgen_info", "The running experiment",
+                      ["experiment", "cluster", "engine", "target", "version"])
+        self.version = __version__
+
+    def serve(self, port: int, addr: str = "127.0.0.1") -> None:
+        start_http_server(port, addr=addr, registry=self.registry)
+
+    def window(self, labels: dict[str, str], w: WindowResult) -> None:
+        self.seq.labels(**labels).set(w.seq)
+        self.valid.labels(**labels).set(1 if w.valid else 0)
+        self.end.labels(**labels).set(w.end)
+        self.tps.labels(**labels).set(w.tps)
+        self.qps.labels(**labels).set(w.qps)
+        self.rows.labels(**labels).set(w.throughput)
+        for q, v in w.latency.items():
+            self.latency.labels(**labels, quantile=str(q)).set(v)
+        self.errors.labels(**labels).set(w.errors)
+        self.reconnects.labels(**labels).set(w.reconnects)
+        self.stale.labels(**labels).set(w.stale)
+        self.windows.labels(**labels, valid="true" if w.valid else "false").inc()
+        self.transactions.labels(**labels).inc(w.transactions)
+
+    def estimate(self, labels: dict[str, str], over: Estimate, lat: Estimate,
+                 last_pair: tuple[float, int] | None) -> None:
+        def put(gauge: Gauge, value: float) -> None:
+            if math.isnan(value):
+                # No figure yet: drop the series instead of exporting NaN.
+                try:
+                    gauge.remove(*[labels[k] for k in P])
+                except KeyError:
+                    pass
+            else:
+                gauge.labels(**labels).set(value)
+
+        put(self.overhead, over.mean)
+        put(self.overhead_lo, over.low)
+        put(self.overhead_hi, over.high)
+        put(self.mde, over.min_detectable)
+        put(self.lat, lat.mean)
+        put(self.lat_lo, lat.low)
+        put(self.lat_hi, lat.high)
+        self.npairs.labels(**labels).set(over.n)
+        if last_pair:
+            ratio, seq = last_pair
+            self.pair_ratio.labels(**labels).set(ratio)
+            self.pair_overhead.labels(**labels).set(1.0 - ratio)
+            self.pair_seq.labels(**labels).set(seq)

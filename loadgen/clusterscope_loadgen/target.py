@@ -1,0 +1,162 @@
+"""The target: a `[client]` option file, the nodes it leads to, and their health.
+
+Health snapshots taken before and after every window decide whether the window saw a
+cluster event (node down, restart, Galera membership change, node not Synced).
+"""
+
+from __future__ import annotations
+
+import configparser
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymysql
+
+from clusterscope_loadgen.sysbench import Endpoint
+
+
+class TargetError(RuntimeError):
+    """The target cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class Target:
+    path: Path
+    user: str
+    password: str | None
+    host: str
+    port: int
+    socket: str | None = None
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.host, self.port)
+
+    @property
+    def label(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @classmethod
+    def from_cnf(cls, path: str | Path) -> Target:
+        p = Path(path)
+        if not p.is_file():
+            raise TargetError(f"target client config {p} does not exist")
+        if stat.S_IMODE(p.stat().st_mode) & 0o077:
+            print(f"loadgen: warning: {p} is readable by others; it holds a password (chmod"
+                  " 600)", file=sys.stderr)
+        cp = configparser.ConfigParser(allow_no_value=True, interpolation=None, strict=False)
+        try:
+            cp.read_string(p.read_text())
+        except (configparser.Error, OSError) as exc:
+            raise TargetError(f"cannot read client config {p}: {exc}") from exc
+        sec = next((s for s in ("client", "mysql", "client-server") if cp.has_section(s)), None)
+        if sec is None or not cp.get(sec, "user", fallback=None):
+            raise TargetError(f"{p} needs a [client] section with at least user=")
+        pw = cp.get(sec, "password", fallback=None)
+        return cls(path=p, user=cp.get(sec, "user"), password=pw.strip("'\"") if pw else pw,
+                   host=cp.get(sec, "host", fallback="127.0.0.1"),
+                   port=cp.getint(sec, "port", fallback=3306),
+                   socket=cp.get(sec, "socket", fallback=None))
+
+
+def connect(t: Target, node: Endpoint | None = None, database: str | None = None,
+            timeout: float = 5.0) -> pymysql.connections.Connection:
+    node = node or t.endpoint
+    return pymysql.connect(host=node.host, port=node.port, user=t.user,
+                           password=t.password or "", database=database, autocommit=True,
+                           connect_timeout=timeout, read_timeout=30, write_timeout=30)
+
+
+def status(conn: pymysql.connections.Connection, like: str) -> dict[str, str]:
+    with conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL STATUS LIKE %s", (like,))
+        return {k.lower(): v for k, v in cur.fetchall()}
+
+
+def galera_peers(t: Target) -> list[Endpoint]:
+    """Other nodes of the target's Galera cluster, from wsrep_incoming_addresses."""
+    try:
+        conn = connect(t)
+    except pymysql.MySQLError as exc:
+        raise TargetError(f"cannot connect to {t.label}: {exc}") from exc
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@port")
+            own_port = int(cur.fetchone()[0])
+        addrs = status(conn, "wsrep_incoming_addresses").get("wsrep_incoming_addresses", "")
+    finally:
+        conn.close()
+    peers = []
+    for a in filter(None, (x.strip() for x in addrs.split(","))):
+        host, _, port = a.rpartition(":")
+        if not port.isdigit():
+            continue
+        ep = Endpoint(host.strip("[]") or t.host, int(port))
+        if ep.port == own_port and ep.host in (t.host, "127.0.0.1", "localhost"):
+            continue
+        peers.append(ep)
+    return peers
+
+
+def identity(t: Target, node: Endpoint) -> str:
+    """What cs_common.lua's identity() returns for a connection to this node."""
+    conn = connect(t, node)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT CONCAT(@@hostname, ':', @@port, ':', @@wsrep_node_name)")
+            return str(cur.fetchone()[0])
+    finally:
+        conn.close()
+
+
+@dataclass
+class Health:
+    node: Endpoint
+    reachable: bool
+    uptime: int = 0
+    conf_id: str | None = None
+    state: str | None = None
+    error: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def health(t: Target, node: Endpoint, galera: bool) -> Health:
+    try:
+        conn = connect(t, node, timeout=3.0)
+    except pymysql.MySQLError as exc:
+        return Health(node, False, error=str(exc))
+    try:
+        st = status(conn, "uptime")
+        h = Health(node, True, uptime=int(st.get("uptime", 0)))
+        if galera:
+            ws = status(conn, "wsrep_%")
+            h.conf_id = ws.get("wsrep_cluster_conf_id")
+            h.state = ws.get("wsrep_local_state_comment")
+        return h
+    except pymysql.MySQLError as exc:
+        return Health(node, False, error=str(exc))
+    finally:
+        conn.close()
+
+
+def compare(before: list[Health], after: list[Health]) -> list[str]:
+    """Reasons a window between two snapshots is not a clean measurement (empty: clean)."""
+    reasons = []
+    for b, a in zip(before, after, strict=True):
+        name = f"{b.node.host}:{b.node.port}"
+        if not b.reachable or not a.reachable:
+            reasons.append(f"node {name} unreachable")
+            continue
+        if a.uptime < b.uptime:
+            reasons.append(f"node {name} restarted")
+        if b.conf_id != a.conf_id:
+            reasons.append(f"cluster membership changed (seen from {name})")
+        for h in (b, a):
+            if h.state is not None and h.state != "Synced":
+                reasons.append(f"node {name} not Synced ({h.state})")
+                break
+    return reasons
+
+
