@@ -1,0 +1,199 @@
+# ruff: noqa: E501  (PromQL and runbook text read better unbroken)
+"""Runbook text per alert (Meaning, Impact, Diagnosis, Mitigation); `rulegen` writes the pages.
+
+Kept next to the rules so an alert without a page fails `rulegen --check` and the tests.
+"""
+
+from __future__ import annotations
+
+RESTART_Q = ("SELECT node_id, node_restart_status, total_restart_secs, secs_restore_fragments,"
+             " secs_exec_redo_log, secs_index_rebuild, secs_wait_lcp_for_restart"
+             " FROM ndbinfo.restart_info;")
+
+RUNBOOKS: dict[str, dict[str, str]] = {
+    "NdbRestartTimeRegressed": {
+        "meaning": "The latest completed restart of a data node took longer than its baseline"
+                   " (the median of its earlier completed restarts) by the configured factor"
+                   " and by at least the configured number of seconds. The `phase` label names"
+                   " the restart_info phase that grew most against its own median.",
+        "impact": "While a data node restarts the cluster runs with reduced redundancy; a"
+                  " slower restart widens that window (field facts: 6m49s on 7.6 vs 19m11s on"
+                  " 7.5 for the same data, mostly the wait for a local checkpoint).",
+        "diagnosis": f"- Phase durations of the last restart: `{RESTART_Q}`\n"
+                     "- Compare with `cluster_node_phase:ndb_restart_phase_seconds:baseline_median`"
+                     " on the NDB restarts dashboard.\n"
+                     "- `wait_lcp_for_restart` grew: check LCP speed (`ndbinfo.disk_write_speed_aggregate`,"
+                     " `ndb_lcp_last_duration_seconds`), data size, `MaxDiskWriteSpeed*` settings,"
+                     " and whether partial LCP (7.6 `EnablePartialLcp`) is on.\n"
+                     "- `index_rebuild` grew: `BuildIndexThreads`, LDM count.\n"
+                     "- Cluster log: `Node N: Start phase ...` and `LCP ... completed` lines.",
+        "mitigation": "If a configuration or version change came before it, compare against the"
+                      " baseline pinned before the change (`clusterscope baseline pin`) and roll"
+                      " back or tune (disk write speed for LCPs, partial LCP, index build"
+                      " threads). Plan further rolling restarts with the longer window in mind.",
+    },
+    "NdbRestartStuck": {
+        "meaning": "A data node's restart state (`node_restart_status_int`) has not changed for"
+                   " the configured time.",
+        "impact": "The node is not serving and redundancy stays reduced until it finishes.",
+        "diagnosis": f"- `{RESTART_Q}`\n- `SELECT * FROM ndbinfo.nodes;` (start_phase)\n"
+                     "- The data node's out/error log and the cluster log for the last"
+                     " `Start phase` line; status 10 (WAIT_LCP_FOR_RESTART) waits for an LCP:"
+                     " check `ndbinfo.tab_lcp_status`.",
+        "mitigation": "If an LCP is progressing, wait. If the node waits for the master or for"
+                      " metadata copy, check the other nodes' health and the network. As a last"
+                      " resort stop the node and start it with `--initial` (full copy).",
+    },
+    "NdbDataNodeDown": {
+        "meaning": "A data node is not in status STARTED (ndbinfo.nodes).",
+        "impact": "One replica of its node group is gone; another failure in the same node"
+                  " group takes the cluster down.",
+        "diagnosis": "- `SELECT node_id, status, start_phase FROM ndbinfo.nodes;`\n"
+                     "- `ndb_mgm -e show`; the node's error log and trace files.",
+        "mitigation": "Start the node (`ndbmtd`), or fix what stops it (disk, memory, config"
+                      " mismatch). Watch NdbRestartStuck / NdbRestartTimeRegressed while it"
+                      " restarts.",
+    },
+    "NdbLcpStalled": {
+        "meaning": "The local checkpoint id has not advanced for the configured time while the"
+                   " cluster keeps writing.",
+        "impact": "The REDO log cannot be trimmed and fills up (then writes fail, error 410);"
+                  " node restarts wait for an LCP and get slow.",
+        "diagnosis": "- `SELECT * FROM ndbinfo.tab_lcp_status WHERE lcp_state != 'COMPLETED';`\n"
+                     "- `ndbinfo.disk_write_speed_aggregate` (LCP write speed, slowdowns)\n"
+                     "- Cluster log `LCP` lines; disk latency on the data nodes.",
+        "mitigation": "Fix disk I/O problems; raise `MinDiskWriteSpeed`/`MaxDiskWriteSpeed`"
+                      " if LCPs are throttled; reduce write load until LCPs complete.",
+    },
+    "NdbRedoLogFilling": {
+        "meaning": "A REDO log part of a data node is more than the configured fraction used.",
+        "impact": "At 100% the node rejects writes with temporary error 410 (REDO log files"
+                  " overloaded).",
+        "diagnosis": "- `SELECT * FROM ndbinfo.logspaces WHERE log_type = 'REDO';`\n"
+                     "- LCP progress (NdbLcpStalled) and `ndb_lcp_last_duration_seconds`.",
+        "mitigation": "Let LCPs catch up (disk speed), lower the write rate, or add REDO space"
+                      " (`NoOfFragmentLogFiles`, `FragmentLogFileSize`; rolling --initial).",
+    },
+    "NdbLdmCpuSaturated": {
+        "meaning": "The busiest LDM thread of a data node has been above the CPU threshold.",
+        "impact": "LDM threads execute the data operations; a saturated one caps throughput"
+                  " and raises latency for its partitions.",
+        "diagnosis": "- `SELECT * FROM ndbinfo.cpustat c JOIN ndbinfo.threads t USING"
+                     " (node_id, thr_no) WHERE t.thread_name = 'ldm';`\n"
+                     "- Uneven load across LDM threads points at hot partitions.",
+        "mitigation": "Spread load (more partitions, `PARTITION_BALANCE`), add LDM threads"
+                      " (`ThreadConfig`/`AutomaticThreadConfig`), or add node groups.",
+    },
+    "NdbTransporterOverloaded": {
+        "meaning": "A transporter between two nodes reports overload (send buffer full).",
+        "impact": "Operations to that node are delayed or fail with temporary errors.",
+        "diagnosis": "- `SELECT * FROM ndbinfo.transporters;` (overloaded, slowdown columns)\n"
+                     "- `ndbinfo.transporter_details` send buffer use (8.0.37+); network"
+                     " throughput and errors between the hosts.",
+        "mitigation": "Raise `SendBufferMemory`/`TotalSendBufferMemory`, fix the network,"
+                      " or reduce batch sizes.",
+    },
+    "NdbExporterDown": {
+        "meaning": "ndbinfo_exporter does not answer scrapes (`up` 0), or it cannot query"
+                   " ndbinfo through its SQL node (`ndb_up` 0).",
+        "impact": "NDB monitoring is blind: no other NDB alert can fire.",
+        "diagnosis": "- `curl http://<exporter>/metrics`; the exporter's log.\n"
+                     "- Can the exporter's account connect: `mysql --defaults-file=<its cnf>"
+                     " -e 'SELECT 1 FROM ndbinfo.nodes LIMIT 1'`; `ndb_ndbinfo_offline`.",
+        "mitigation": "Restart the exporter; fix the SQL node, its credentials or"
+                      " `ndbinfo_offline`.",
+    },
+    "NdbExporterCollectorFailing": {
+        "meaning": "One collector of ndbinfo_exporter fails on every scrape although its view"
+                   " exists in this NDB version.",
+        "impact": "That collector's metrics (and the alerts built on them) are missing.",
+        "diagnosis": "- The exporter log for the collector's error (timeout, privilege).\n"
+                     "- `ndb_exporter_collector_timeouts_total`, `ndb_exporter_collector_duration_seconds`.",
+        "mitigation": "Grant SELECT on the view, raise `--query.timeout`, or disable the"
+                      " collector (`--no-collect.X`).",
+    },
+    "GaleraNodeNotReady": {
+        "meaning": "A Galera node does not answer (`mysql_up` 0, so its wsrep series are gone),"
+                   " its exporter is down, or `wsrep_ready` is OFF.",
+        "impact": "The node serves no queries; the cluster runs with one member less.",
+        "diagnosis": "- The node's error log (`WSREP:` lines, crash, OOM).\n"
+                     "- `SHOW GLOBAL STATUS LIKE 'wsrep_%';` on the node and on the others"
+                     " (`wsrep_cluster_size`, `wsrep_cluster_status`).",
+        "mitigation": "Restart the node; after a crash recover its position first"
+                      " (`mariadbd --wsrep-recover`) so it rejoins by IST.",
+    },
+    "GaleraNodeOutOfSync": {
+        "meaning": "A node has been Joining (1) or Joined (3) for the configured time."
+                   " Donor/Desynced (2) is left out on purpose: a donor serving an SST is"
+                   " healthy.",
+        "impact": "The node does not take writes/reads as a full member; a long state"
+                  " transfer is in progress or stuck.",
+        "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_local_state%';`\n"
+                     "- Error log: `Shifting PRIMARY -> JOINER`, SST/IST progress lines;"
+                     " `galera_recovery_in_progress`.",
+        "mitigation": "Let the transfer finish; if stuck, check the donor's SST script log and"
+                      " network, then restart the joiner.",
+    },
+    "GaleraClusterSizeReduced": {
+        "meaning": "`wsrep_cluster_size` is smaller than the number of nodes monitored.",
+        "impact": "Less redundancy; with one more loss the cluster may lose quorum.",
+        "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size';` on every node\n"
+                     "- Which node: GaleraNodeNotReady; error logs for `evicted`/`partitioned`.",
+        "mitigation": "Bring the missing node back (IST preferred). Resolves by itself once it"
+                      " rejoins.",
+    },
+    "GaleraFlowControlHigh": {
+        "meaning": "Replication was paused by flow control more than the configured fraction"
+                   " of the time (rate of `wsrep_flow_control_paused_ns`).",
+        "impact": "The whole cluster writes only as fast as its slowest node applies.",
+        "diagnosis": "- `wsrep_local_recv_queue`, `wsrep_flow_control_sent` per node: the one"
+                     " sending pauses is slow.\n- That node's CPU/disk; `wsrep_slave_threads`.",
+        "mitigation": "Fix or offload the slow node; raise `wsrep_slave_threads` or"
+                      " `gcs.fc_limit`.",
+    },
+    "GaleraRecoveryUsedSST": {
+        "meaning": "A node that had been a member before rejoined through a full SST where an"
+                   " IST from the donor's gcache was expected.",
+        "impact": "An SST copies the whole data set (minutes to hours) and may block the donor"
+                  " (rsync).",
+        "diagnosis": "- Error log: `Shifting PRIMARY -> JOINER`, `IST ... not possible`,"
+                     " grastate seqno `-1`.\n- `gcache.size` versus the write volume while"
+                     " the node was away.",
+        "mitigation": "Recover the position after a crash (`--wsrep-recover`), size"
+                      " `gcache.size` to cover the longest expected downtime.",
+    },
+    "GaleraRecoverySlow": {
+        "meaning": "The last recovery of a node (IST or SST) took longer than its threshold.",
+        "impact": "The node was out of the cluster longer than planned.",
+        "diagnosis": "- `galera_recovery_last_duration_seconds` by kind, method and donor.\n"
+                     "- Donor load, network throughput, SST method (rsync blocks the donor).",
+        "mitigation": "Prefer mariabackup SST, faster network, bigger gcache (IST instead of"
+                      " SST).",
+    },
+    "ExperimentOverheadChanged": {
+        "meaning": "An experiment's overhead (1 - variant/baseline throughput) moved: the"
+                   " pinned baseline's value (or the value a day ago) lies outside the current"
+                   " 95% interval.",
+        "impact": "A configuration, version or data change altered what the feature costs.",
+        "diagnosis": "- `clusterscope compare --before-baseline NAME` for the figures and"
+                     " intervals.\n- `loadgen_overhead_min_detectable_ratio`: is the noise"
+                     " small enough to trust it?",
+        "mitigation": "Find the change (deploys, config) between the baseline and now; pin a new"
+                      " baseline if the change is intended.",
+    },
+    "LoadgenSaturated": {
+        "meaning": "The load generator uses (almost) all CPU it may use.",
+        "impact": "Its throughput figures measure the load generator, not the cluster.",
+        "diagnosis": "- `loadgen_cpu_cores` versus threads and host cores.",
+        "mitigation": "Fewer threads per loadgen, more loadgen hosts, or a bigger machine.",
+    },
+}
+
+
+def page(name: str, expr: str, severity: str) -> str:
+    rb = RUNBOOKS[name]
+    return (f"# {name}\n\nSeverity: `{severity}`. Generated from"
+            " `clusterscope/monitoring_runbooks.py` by `python -m clusterscope.rulegen`.\n\n"
+            f"## Meaning\n\n{rb['meaning']}\n\nExpression:\n\n```promql\n{expr}\n```\n\n"
+            f"## Impact\n\n{rb['impact']}\n\n## Diagnosis\n\n{rb['diagnosis']}\n\n"
+            f"## Mitigation\n\n{rb['mitigation']}\n")
