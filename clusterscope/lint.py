@@ -7,7 +7,9 @@ import subprocess
 import sys
 
 # Each entry: a command (run with this Python) that exits non-zero when its output is stale.
-CHECKS: dict[str, list[str]] = {}
+CHECKS: dict[str, list[str]] = {
+    "dashboards": ["-m", "clusterscope.cli", "dashboards", "check"],
+}
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
