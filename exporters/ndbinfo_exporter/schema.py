@@ -1,0 +1,539 @@
+"""Every ndbinfo view the product serves or reads, described once as data.
+
+Source: ../shared/reference/ndbinfo.md (kernel NdbinfoTables.cpp + the view definitions of
+ndbinfo_sql.cpp / ha_ndbinfo_sql.cc). A view is a hidden base table `ndb$<x>` (kernel
+numbers: INT UNSIGNED / BIGINT UNSIGNED / VARCHAR(512)) plus a user-facing view that may drop
+columns, decode enums with CASE, join lookup tables or aggregate. The exporter reads names,
+units and decodes from here; the NDB simulator builds its DDL from here (`ddl(version)`).
+
+Pure data and small pure functions; nothing here touches a database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+I = "INT UNSIGNED"  # noqa: E741 - the reference's own notation (kernel Number)
+B = "BIGINT UNSIGNED"  # kernel Number64
+S = "VARCHAR(512)"  # kernel String
+
+# short version profiles the lab and tests use -> the release each one stands for
+PROFILES: dict[str, str] = {"7.5": "7.5.10", "7.6": "7.6.6", "8.0": "8.0.40", "8.4": "8.4.3"}
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """'7.6.6' -> (7, 6, 6); a profile name ('7.6') maps to its release first."""
+    v = PROFILES.get(version, version)
+    v = v.split("-")[0]
+    try:
+        return tuple(int(p) for p in v.split("."))
+    except ValueError:
+        raise ValueError(f"not an NDB version: {version!r} (e.g. 7.6 or 8.0.37)") from None
+
+
+def _at_least(version: str, since: str | None) -> bool:
+    return since is None or version_tuple(version) >= version_tuple(since)
+
+
+def _before(version: str, until: str | None) -> bool:
+    return until is None or version_tuple(version) < version_tuple(until)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A view column. `type` is what DESC / information_schema shows for the view column.
+
+    `expr` is the SQL the view computes it with (default: the base column of the same
+    name); `decode` the CASE map of an enum column (value -> text, `decode_else` for the rest,
+    None = NULL); `since`/`until` bound the versions that have it (until is exclusive).
+    """
+
+    name: str
+    type: str
+    unit: str | None = None
+    expr: str | None = None
+    source: str | None = None  # base column a decode reads
+    decode: tuple[tuple[int, str], ...] | None = None
+    decode_else: str | None = None
+    since: str | None = None
+    until: str | None = None
+    nullable: bool = True
+    help: str = ""
+
+    def sql(self) -> str:
+        if self.decode is not None:
+            whens = " ".join(f"WHEN {k} THEN '{v}'" for k, v in self.decode)
+            if self.decode_else is None:
+                return f"CASE {self.source or self.name} {whens} ELSE NULL END"
+            # MariaDB marks a CASE over a nullable column nullable even with an ELSE text;
+            # the IFNULL makes it NOT NULL as MySQL's DESC shows (same values either way)
+            other = f"'{self.decode_else}'"
+            return f"IFNULL(CASE {self.source or self.name} {whens} ELSE {other} END, {other})"
+        return self.expr or f"`{self.name}`"
+
+    def in_version(self, version: str) -> bool:
+        return _at_least(version, self.since) and _before(version, self.until)
+
+    def decode_map(self) -> dict[int, str]:
+        return dict(self.decode or ())
+
+
+def enum(name: str, source: str, values: Iterable[tuple[int, str]], other: str | None,
+         **kw: object) -> Column:
+    """A CASE-decoded column: VARCHAR(longest literal), NOT NULL when there is an ELSE text."""
+    values = tuple(values)
+    longest = max(len(v) for _, v in values)
+    if other is not None:
+        longest = max(longest, len(other))
+    return Column(name, f"VARCHAR({longest})", source=source, decode=values,
+                  decode_else=other, nullable=other is None, **kw)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class BaseTable:
+    name: str  # ndb$...
+    columns: tuple[tuple[str, str], ...]  # (name, I|B|S)
+    since: str | None = None
+    # per-column since-version where it differs from the table's
+    column_since: tuple[tuple[str, str], ...] = ()
+
+    def columns_for(self, version: str) -> list[tuple[str, str]]:
+        since = dict(self.column_since)
+        return [(n, t) for n, t in self.columns if _at_least(version, since.get(n))]
+
+
+@dataclass(frozen=True)
+class View:
+    name: str
+    base: str  # the hidden base table (first in FROM)
+    since: str
+    columns: tuple[Column, ...]
+    base_columns: tuple[tuple[str, str], ...] = ()  # empty: same as the view's (SELECT *)
+    base_column_since: tuple[tuple[str, str], ...] = ()
+    tail: str = ""  # FROM ... (default: FROM `<base>`), WHERE, GROUP BY, ORDER BY
+    distinct: bool = False
+    also_bases: tuple[str, ...] = ()  # more base tables with the same columns (`_all`)
+    help: str = ""
+    until_where: tuple[tuple[str, str], ...] = ()  # (since, WHERE) per version; last wins
+
+    def columns_for(self, version: str) -> list[Column]:
+        return [c for c in self.columns if c.in_version(version)]
+
+    def column(self, name: str) -> Column:
+        return next(c for c in self.columns if c.name == name)
+
+    def base_table(self) -> BaseTable:
+        if self.base_columns:
+            cols = self.base_columns
+        else:
+            cols = tuple((c.name, c.type) for c in self.columns if c.until is None)
+            since = tuple((c.name, c.since) for c in self.columns if c.since)
+            return BaseTable(self.base, cols, self.since, since)
+        return BaseTable(self.base, cols, self.since, self.base_column_since)
+
+    def select_sql(self, version: str, database: str = "ndbinfo", where: str = "") -> str:
+        cols = ", ".join(f"{c.sql()} AS `{c.name}`" for c in self.columns_for(version))
+        tail = self.tail or f"FROM `{database}`.`{self.base}`"
+        tail = tail.replace("{db}", f"`{database}`")
+        version_where = ""
+        for since, clause in self.until_where:
+            if _at_least(version, since):
+                version_where = clause
+        conds = [c for c in (version_where, where) if c]
+        if conds:
+            joined = " AND ".join(f"({c})" for c in conds)
+            if " GROUP BY " in tail:
+                head, rest = tail.split(" GROUP BY ", 1)
+                glue = " AND " if " WHERE " in head else " WHERE "
+                tail = f"{head}{glue}{joined} GROUP BY {rest}"
+            elif " ORDER BY " in tail:
+                head, rest = tail.split(" ORDER BY ", 1)
+                glue = " AND " if " WHERE " in head else " WHERE "
+                tail = f"{head}{glue}{joined} ORDER BY {rest}"
+            else:
+                glue = " AND " if " WHERE " in tail else " WHERE "
+                tail = f"{tail}{glue}{joined}"
+        return f"SELECT {'DISTINCT ' if self.distinct else ''}{cols} {tail}"
+
+
+def _plain(names: str, typ: str, unit: str | None = None) -> list[Column]:
+    return [Column(n, typ, unit) for n in names.split()]
+
+
+# -- enum decodes (value -> text) copied from the view definitions ------------------------
+NODE_STATUS = ((0, "NOTHING"), (1, "CMVMI"), (2, "STARTING"), (3, "STARTED"),
+               (4, "SINGLEUSER"), (5, "STOPPING_1"), (6, "STOPPING_2"), (7, "STOPPING_3"),
+               (8, "STOPPING_4"))
+TRANSPORTER_STATUS = ((0, "CONNECTED"), (1, "CONNECTING"), (2, "DISCONNECTED"),
+                      (3, "DISCONNECTING"))
+TRANSPORTER_TYPE = ((1, "TCP"), (3, "SHM"))
+NODE_TYPE = ((0, "NDB"), (1, "API"), (2, "MGM"))
+LOG_TYPE_75 = ((0, "REDO"), (1, "DD-UNDO"))
+LOG_TYPE = ((0, "REDO"), (1, "DD-UNDO"), (2, "BACKUP-DATA"), (3, "BACKUP-LOG"))
+RESOURCE_NAME = ((0, "RESERVED"), (1, "TRANSACTION_MEMORY"), (2, "DISK_RECORDS"),
+                 (3, "DATA_MEMORY"), (4, "JOBBUFFER"), (5, "FILE_BUFFERS"),
+                 (6, "TRANSPORTER_BUFFERS"), (7, "DISK_PAGE_BUFFER"), (8, "QUERY_MEMORY"),
+                 (9, "SCHEMA_TRANS_MEMORY"))
+COUNTER_NAME = tuple(enumerate((
+    "ATTRINFO", "TRANSACTIONS", "COMMITS", "READS", "SIMPLE_READS", "WRITES", "ABORTS",
+    "TABLE_SCANS", "RANGE_SCANS", "OPERATIONS", "READS_RECEIVED", "LOCAL_READS_SENT",
+    "REMOTE_READS_SENT", "READS_NOT_FOUND", "TABLE_SCANS_RECEIVED", "LOCAL_TABLE_SCANS_SENT",
+    "RANGE_SCANS_RECEIVED", "LOCAL_RANGE_SCANS_SENT", "REMOTE_RANGE_SCANS_SENT",
+    "SCAN_BATCHES_RETURNED", "SCAN_ROWS_RETURNED", "PRUNED_RANGE_SCANS_RECEIVED",
+    "CONST_PRUNED_RANGE_SCANS_RECEIVED", "LOCAL_READS", "LOCAL_WRITES", "LQHKEY_OVERLOAD",
+    "LQHKEY_OVERLOAD_TC", "LQHKEY_OVERLOAD_READER", "LQHKEY_OVERLOAD_NODE_PEER",
+    "LQHKEY_OVERLOAD_SUBSCRIBER", "LQHSCAN_SLOWDOWNS"), start=1))
+# which block owns which counter (kernel row estimate: 11 per TC, 7 per LQH, 13 per SPJ)
+COUNTER_BLOCK = {**{i: "DBTC" for i in (*range(1, 10), 24, 25)},
+                 **{i: "DBLQH" for i in (10, *range(26, 32))},
+                 **{i: "DBSPJ" for i in range(11, 24)}}
+BLOCK_NUMBER = {"CMVMI": 254, "DBACC": 248, "DBTUP": 249, "DBLQH": 247, "DBTC": 245,
+                "DBDIH": 246, "DBDICT": 250, "NDBCNTR": 251, "QMGR": 252, "DBSPJ": 267,
+                "BACKUP": 244, "SUMA": 257, "DBTUX": 261, "LGMAN": 262, "TRPMAN": 269,
+                "THRMAN": 268, "DBINFO": 263, "PGMAN": 258, "RESTORE": 264}
+COPY_STATUS_OLD = ((0, "IDLE"), (1, "SR_PHASE1_READ_PAGES"), (2, "SR_PHASE2_READ_TABLE"),
+                   (3, "SR_PHASE3_COPY_TABLE"), (4, "REMOVE_NODE"), (5, "LCP_READ_TABLE"),
+                   (6, "COPY_TAB_REQ"), (7, "COPY_NODE_STATE"), (8, "ADD_TABLE_MASTER"),
+                   (9, "ADD_TABLE_SLAVE"), (10, "INVALIDATE_NODE_LCP"), (11, "ALTER_TABLE"),
+                   (12, "COPY_TO_SAVE"), (13, "GET_TABINFO"))
+COPY_STATUS = tuple((k, {"ADD_TABLE_MASTER": "ADD_TABLE_COORDINATOR",
+                         "ADD_TABLE_SLAVE": "ADD_TABLE_PARTICIPANT"}.get(v, v))
+                    for k, v in COPY_STATUS_OLD)
+UPDATE_STATUS_OLD = ((0, "IDLE"), (1, "LOCAL_CHECKPOINT"), (2, "LOCAL_CHECKPOINT_QUEUED"),
+                     (3, "REMOVE_NODE"), (4, "COPY_TAB_REQ"), (5, "ADD_TABLE_MASTER"),
+                     (6, "ADD_TABLE_SLAVE"), (7, "INVALIDATE_NODE_LCP"), (8, "CALLBACK"))
+UPDATE_STATUS = tuple((k, {"ADD_TABLE_MASTER": "ADD_TABLE_COORDINATOR",
+                           "ADD_TABLE_SLAVE": "ADD_TABLE_PARTICIPANT"}.get(v, v))
+                      for k, v in UPDATE_STATUS_OLD)
+# sic: every view version spells status 2 `wRITING_TO_FILE`
+LCP_STATUS = ((1, "ACTIVE"), (2, "wRITING_TO_FILE"), (3, "COMPLETED"))
+TAB_STATUS = ((0, "IDLE"), (1, "ACTIVE"), (2, "CREATING"), (3, "DROPPING"))
+TAB_STORAGE = ((0, "NOLOGGING"), (1, "NORMAL"), (2, "TEMPORARY"))
+
+# restart_info: node_restart_status_int -> node_restart_status text (manual, 7.4 -> 9.x)
+RESTART_STATUS: dict[int, str] = {
+    0: "Allocated node id", 1: "Included in heartbeat protocol",
+    2: "Wait for NDBCNTR master to permit us to start",
+    3: "NDBCNTR master permitted us to start", 4: "All nodes permitted us to start",
+    5: "Wait for LCP completion to start copying metadata",
+    6: "Copying metadata to starting node", 7: "Include node in LCP and GCP protocols",
+    8: "Restore fragments ongoing", 9: "Synchronizing starting node with live nodes",
+    10: "Wait for LCP to ensure durability", 11: "Wait for handover of subscriptions",
+    12: "Restart completed", 13: "Node failed, failure handling in progress",
+    14: "Node failure handling completed", 15: "All nodes permitted us to start",
+    16: "Include node in LCP and GCP protocols", 17: "Synchronizing starting node with live nodes",
+    18: "", 19: "Restart completed", 20: "", 21: "Initial state"}
+RESTART_STATUS_NAME: dict[int, str] = dict(enumerate((
+    "ALLOCATED_NODE_ID", "INCLUDED_IN_HB_PROTOCOL", "NDBCNTR_START_WAIT", "NDBCNTR_STARTED",
+    "START_PERMITTED", "WAIT_LCP_TO_COPY_DICT", "COPY_DICT_TO_STARTING_NODE",
+    "INCLUDE_NODE_IN_LCP_AND_GCP", "LOCAL_RECOVERY_STARTED", "COPY_FRAGMENTS_STARTED",
+    "WAIT_LCP_FOR_RESTART", "WAIT_SUMA_HANDOVER", "RESTART_COMPLETED", "NODE_FAILED",
+    "NODE_FAILURE_COMPLETED", "NODE_GETTING_PERMIT", "NODE_GETTING_INCLUDED",
+    "NODE_GETTING_SYNCHED", "NODE_GETTING_LCP_WAITED", "NODE_ACTIVE",
+    "NOT_DEFINED_IN_CLUSTER", "NODE_NOT_RESTARTED_YET")))
+# a normal node restart as the master reports it, and as the other nodes do
+RESTART_ORDER_MASTER = (13, 14, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+RESTART_ORDER_OTHERS = (13, 14, 15, 16, 17, 18, 19)
+RESTART_COMPLETED = frozenset({12, 19})
+
+# secs_* columns in view order; LOCAL_RECOVERY_PARTS sum to secs_for_local_recovery and the
+# top-level phases (all but those parts) sum to total_restart_secs
+RESTART_PHASES = (
+    "to_complete_node_failure", "to_allocate_node_id", "to_include_in_heartbeat_protocol",
+    "until_wait_for_ndbcntr_master", "wait_for_ndbcntr_master", "to_get_start_permitted",
+    "to_wait_for_lcp_for_copy_meta_data", "to_copy_meta_data", "to_include_node",
+    "starting_node_to_request_local_recovery", "for_local_recovery", "restore_fragments",
+    "undo_disk_data", "exec_redo_log", "index_rebuild", "to_synchronize_starting_node",
+    "wait_lcp_for_restart", "wait_subscription_handover")
+LOCAL_RECOVERY_PARTS = ("restore_fragments", "undo_disk_data", "exec_redo_log",
+                        "index_rebuild")
+TOP_LEVEL_PHASES = tuple(p for p in RESTART_PHASES if p not in LOCAL_RECOVERY_PARTS)
+
+_CPU_PCT = "node_id thr_no OS_user OS_system OS_idle thread_exec thread_sleeping" \
+    " thread_spinning thread_send thread_buffer_full"
+_CPU_TIME = "OS_user_time OS_system_time OS_idle_time exec_time sleep_time spin_time" \
+    " send_time buffer_full_time elapsed_time"
+_DWS = ("backup_lcp_speed_last_sec", "redo_speed_last_sec", "backup_lcp_speed_last_10sec",
+        "redo_speed_last_10sec", "std_dev_backup_lcp_speed_last_10sec",
+        "std_dev_redo_speed_last_10sec", "backup_lcp_speed_last_60sec",
+        "redo_speed_last_60sec", "std_dev_backup_lcp_speed_last_60sec",
+        "std_dev_redo_speed_last_60sec", "slowdowns_due_to_io_lag",
+        "slowdowns_due_to_high_cpu", "disk_write_speed_set_to_min",
+        "current_target_disk_write_speed")
+_DWS_UNIT = {"slowdowns_due_to_io_lag": "seconds", "slowdowns_due_to_high_cpu": "seconds",
+             "disk_write_speed_set_to_min": "seconds",
+             "current_target_disk_write_speed": "bytes_per_second",
+             "backup_lcp_speed_last_sec": "bytes", "redo_speed_last_sec": "bytes"}
+_DWS_NODE = ("backup_lcp_speed_last_sec", "redo_speed_last_sec", "backup_lcp_speed_last_10sec",
+             "redo_speed_last_10sec", "backup_lcp_speed_last_60sec", "redo_speed_last_60sec")
+_TDS_BASE = tuple((n, I) for n in (
+    "node_id table_id tab_copy_status tab_update_status tab_lcp_status tab_status tab_storage"
+    " tab_type tab_partitions tab_fragments current_scan_count scan_count_wait"
+    " is_reorg_ongoing").split())
+_TF = ("node_id table_id partition_id fragment_id partition_order log_part_id no_of_replicas"
+       " current_primary preferred_primary current_first_backup current_second_backup"
+       " current_third_backup num_alive_replicas num_dead_replicas num_lcp_replicas")
+_TR = ("node_id table_id fragment_id initial_gci replica_node_id is_lcp_ongoing"
+       " num_crashed_replicas last_max_gci_started last_max_gci_completed last_lcp_id"
+       " prev_lcp_id prev_max_gci_started prev_max_gci_completed last_create_gci"
+       " last_replica_gci is_replica_alive")
+_THREADSTAT = ("c_loop c_exec c_wait c_l_sent_prioa c_l_sent_priob c_r_sent_prioa"
+               " c_r_sent_priob os_tid os_now os_ru_utime os_ru_stime os_ru_minflt"
+               " os_ru_majflt os_ru_nvcsw os_ru_nivcsw")
+_THREADSTAT_UNIT = {"os_now": "milliseconds", "os_ru_utime": "microseconds",
+                    "os_ru_stime": "microseconds"}
+_TRP_BASE = (("node_id", I), ("remote_node_id", I), ("connection_status", I),
+             ("remote_address", S), ("bytes_sent", B), ("bytes_received", B),
+             ("connect_count", I), ("overloaded", I), ("overload_count", I), ("slowdown", I),
+             ("slowdown_count", I), ("encrypted", I))
+_TRP_COLS = (
+    Column("node_id", I), Column("remote_node_id", I),
+    enum("status", "connection_status", TRANSPORTER_STATUS, None),
+    Column("remote_address", S), Column("bytes_sent", B, "bytes"),
+    Column("bytes_received", B, "bytes"), Column("connect_count", I),
+    Column("overloaded", I), Column("overload_count", I), Column("slowdown", I),
+    Column("slowdown_count", I))
+_RESTART_COLS = (Column("node_id", I), Column("node_restart_status", S),
+                 Column("node_restart_status_int", I),
+                 *[Column(f"secs_{p}", I, "seconds") for p in RESTART_PHASES],
+                 Column("total_restart_secs", I, "seconds"))
+
+VIEWS: tuple[View, ...] = (
+    View("nodes", "ndb$nodes", "7.1.0", (
+        Column("node_id", I), Column("uptime", B, "seconds"),
+        enum("status", "status", NODE_STATUS, "<unknown>"),
+        Column("start_phase", I), Column("config_generation", I)),
+        base_columns=(("node_id", I), ("uptime", B), ("status", I), ("start_phase", I),
+                      ("config_generation", I)),
+        help="data nodes that are up"),
+    View("processes", "ndb$processes", "7.5.7", (
+        Column("node_id", I), enum("node_type", "node_type", NODE_TYPE, None),
+        Column("node_version", S),
+        Column("process_id", I, expr="NULLIF(process_id, 0)"),
+        Column("angel_process_id", I, expr="NULLIF(angel_process_id, 0)"),
+        Column("process_name", S), Column("service_URI", S)),
+        base_columns=(("reporting_node_id", I), ("node_id", I), ("node_type", I),
+                      ("node_version", S), ("process_id", I), ("angel_process_id", I),
+                      ("process_name", S), ("service_URI", S)),
+        tail="FROM {db}.`ndb$processes` ORDER BY node_id", distinct=True),
+    View("config_nodes", "ndb$config_nodes", "7.5.7", (
+        Column("node_id", I), enum("node_type", "node_type", NODE_TYPE, None),
+        Column("node_hostname", S)),
+        base_columns=(("reporting_node_id", I), ("node_id", I), ("node_type", I),
+                      ("node_hostname", S)),
+        tail="FROM {db}.`ndb$config_nodes` ORDER BY node_id", distinct=True),
+    View("threads", "ndb$threads", "7.5.2",
+         tuple(_plain("node_id thr_no", I) + _plain("thread_name thread_description", S))),
+    View("threadstat", "ndb$threadstat", "7.1.0", tuple(
+        _plain("node_id thr_no", I) + [Column("thr_nm", S)]
+        + [Column(n, B, _THREADSTAT_UNIT.get(n)) for n in _THREADSTAT.split()]),
+        help="one row per block thread except send threads; cumulative since start"),
+    View("cpustat", "ndb$cpustat", "7.5.2", tuple(
+        _plain("node_id thr_no", I) + _plain(_CPU_PCT.split(" ", 2)[2], I, "percent")
+        + [Column("elapsed_time", I, "microseconds")])),
+    View("cpustat_1sec", "ndb$cpustat_1sec", "7.5.2", tuple(
+        _plain("node_id thr_no", I) + _plain(_CPU_TIME, I, "microseconds")),
+        help="20 rows per thread, no measurement index"),
+    View("transporters", "ndb$transporters", "7.1.0",
+         (*_TRP_COLS, Column("encrypted", I, since="8.3.0")),
+         base_columns=_TRP_BASE, base_column_since=(("encrypted", "8.3.0"),)),
+    View("transporter_details", "ndb$transporter_details", "8.0.37", (
+        Column("node_id", I), Column("block_instance", I), Column("trp_id", I),
+        Column("remote_node_id", I),
+        enum("status", "connection_status", TRANSPORTER_STATUS, None),
+        Column("remote_address", S), Column("bytes_sent", B, "bytes"),
+        Column("bytes_received", B, "bytes"), Column("connect_count", I),
+        Column("overloaded", I), Column("overload_count", I), Column("slowdown", I),
+        Column("slowdown_count", I), Column("encrypted", I),
+        Column("sendbuffer_used_bytes", B, "bytes"),
+        Column("sendbuffer_max_used_bytes", B, "bytes"),
+        Column("sendbuffer_alloc_bytes", B, "bytes"),
+        Column("sendbuffer_max_alloc_bytes", B, "bytes"),
+        enum("type", "type", TRANSPORTER_TYPE, None),
+        Column("heartbeat_interval", I, "milliseconds"),
+        Column("last_recv", B, "microseconds")),
+        base_columns=(("node_id", I), ("block_instance", I), ("trp_id", I),
+                      ("remote_node_id", I), ("connection_status", I), ("remote_address", S),
+                      ("bytes_sent", B), ("bytes_received", B), ("connect_count", I),
+                      ("overloaded", I), ("overload_count", I), ("slowdown", I),
+                      ("slowdown_count", I), ("encrypted", I), ("sendbuffer_used_bytes", B),
+                      ("sendbuffer_max_used_bytes", B), ("sendbuffer_alloc_bytes", B),
+                      ("sendbuffer_max_alloc_bytes", B), ("type", I),
+                      ("heartbeat_interval", I), ("last_recv", B))),
+    View("memoryusage", "ndb$pools", "7.1.0", (
+        Column("node_id", I), Column("memory_type", S, expr="pool_name"),
+        Column("used", "DECIMAL(42,0)", "bytes",
+               expr="CAST(SUM(used * entry_size) AS DECIMAL(42,0))"),
+        Column("used_pages", "DECIMAL(42,0)", "pages", expr="SUM(used)"),
+        Column("total", "DECIMAL(42,0)", "bytes",
+               expr="CAST(SUM(total * entry_size) AS DECIMAL(42,0))"),
+        Column("total_pages", "DECIMAL(42,0)", "pages", expr="SUM(total)")),
+        base_columns=(("node_id", I), ("block_number", I), ("block_instance", I),
+                      ("pool_name", S), ("used", B), ("total", B), ("high", B),
+                      ("entry_size", B), ("config_param1", I), ("config_param2", I),
+                      ("config_param3", I), ("config_param4", I), ("resource_id", I),
+                      ("type_id", I)),
+        base_column_since=(("resource_id", "8.0.15"), ("type_id", "8.0.15")),
+        tail="FROM {db}.`ndb$pools` GROUP BY node_id, pool_name",
+        until_where=(("7.1.0", "(block_number IN (248, 254) AND pool_name IN ('Index memory',"
+                      " 'Data memory')) OR pool_name = 'Long message buffer'"),
+                     ("7.6.0", "block_number = 254"))),
+    View("logbuffers", "ndb$logbuffers", "7.1.0", (
+        Column("node_id", I),
+        enum("log_type", "log_type", LOG_TYPE_75, "<unknown>", until="7.6.0"),
+        enum("log_type", "log_type", LOG_TYPE, "<unknown>", since="7.6.0"),
+        Column("log_id", I), Column("log_part", I), Column("total", B, "bytes"),
+        Column("used", B, "bytes")),
+        base_columns=(("node_id", I), ("log_type", I), ("log_id", I), ("log_part", I),
+                      ("total", B), ("used", B), ("high", B))),
+    View("logspaces", "ndb$logspaces", "7.1.0", (
+        Column("node_id", I), enum("log_type", "log_type", LOG_TYPE_75, None),
+        Column("log_id", I), Column("log_part", I), Column("total", B, "bytes"),
+        Column("used", B, "bytes")),
+        base_columns=(("node_id", I), ("log_type", I), ("log_id", I), ("log_part", I),
+                      ("total", B), ("used", B), ("high", B))),
+    View("counters", "ndb$counters", "7.1.0", (
+        Column("node_id", I, expr="c.node_id"), Column("block_name", S, expr="b.block_name"),
+        Column("block_instance", I, expr="c.block_instance"),
+        Column("counter_id", I, expr="c.counter_id"),
+        enum("counter_name", "c.counter_id", COUNTER_NAME, "<unknown>"),
+        Column("val", B, expr="c.val")),
+        base_columns=(("node_id", I), ("block_number", I), ("block_instance", I),
+                      ("counter_id", I), ("val", B)),
+        tail="FROM {db}.`ndb$counters` c LEFT JOIN {db}.`ndb$blocks` b"
+             " ON c.block_number = b.block_number",
+        help="val is cumulative since the data node process started"),
+    View("resources", "ndb$resources", "7.1.0", (
+        Column("node_id", I), enum("resource_name", "resource_id", RESOURCE_NAME, "<unknown>"),
+        Column("reserved", I, "pages"), Column("used", I, "pages"), Column("max", I, "pages"),
+        Column("spare", I, "pages")),
+        base_columns=(("node_id", I), ("resource_id", I), ("reserved", I), ("used", I),
+                      ("max", I), ("high", I), ("spare", I))),
+    View("restart_info", "ndb$restart_info", "7.4.0", _RESTART_COLS),
+    View("table_distribution_status", "ndb$table_distribution_status", "7.5.0", (
+        Column("node_id", I), Column("table_id", I),
+        enum("tab_copy_status", "tab_copy_status", COPY_STATUS_OLD, "Invalid value",
+             until="8.0.23"),
+        enum("tab_copy_status", "tab_copy_status", COPY_STATUS, "Invalid value",
+             since="8.0.23"),
+        enum("tab_update_status", "tab_update_status", UPDATE_STATUS_OLD, "Invalid value",
+             until="8.0.23"),
+        enum("tab_update_status", "tab_update_status", UPDATE_STATUS, "Invalid value",
+             since="8.0.23"),
+        enum("tab_lcp_status", "tab_lcp_status", LCP_STATUS, "Invalid value"),
+        enum("tab_status", "tab_status", TAB_STATUS, "Invalid value"),
+        enum("tab_storage", "tab_storage", TAB_STORAGE, "Invalid value"),
+        *_plain("tab_partitions tab_fragments current_scan_count scan_count_wait"
+                " is_reorg_ongoing", I)),
+        base_columns=_TDS_BASE, also_bases=("ndb$table_distribution_status_all",)),
+    View("table_fragments", "ndb$table_fragments", "7.5.0", tuple(_plain(_TF, I)),
+         also_bases=("ndb$table_fragments_all",)),
+    View("table_replicas", "ndb$table_replicas", "7.5.0", tuple(_plain(_TR, I)),
+         also_bases=("ndb$table_replicas_all",)),
+    View("disk_write_speed_base", "ndb$disk_write_speed_base", "7.4.0", (
+        *_plain("node_id thr_no", I), Column("millis_ago", B, "milliseconds"),
+        Column("millis_passed", B, "milliseconds"),
+        Column("backup_lcp_bytes_written", B, "bytes"),
+        Column("redo_bytes_written", B, "bytes"),
+        Column("target_disk_write_speed", B, "bytes_per_second"))),
+    View("disk_write_speed_aggregate", "ndb$disk_write_speed_aggregate", "7.4.0", (
+        *_plain("node_id thr_no", I),
+        *[Column(n, B, _DWS_UNIT.get(n, "bytes_per_second")) for n in _DWS]),
+        help="one row per LDM instance (thr_no is the LDM index, not threads.thr_no)"),
+    View("disk_write_speed_aggregate_node", "ndb$disk_write_speed_aggregate", "7.4.0", (
+        Column("node_id", I),
+        *[Column(n, "DECIMAL(42,0)", _DWS_UNIT.get(n, "bytes_per_second"), expr=f"SUM({n})")
+          for n in _DWS_NODE]),
+        base_columns=(("node_id", I), ("thr_no", I), *[(n, B) for n in _DWS]),
+        tail="FROM {db}.`ndb$disk_write_speed_aggregate` GROUP BY node_id"),
+    View("config_params", "ndb$config_params", "7.1.0", (
+        Column("param_number", I), Column("param_name", S),
+        *_plain("param_description param_type param_default param_min param_max", S),
+        Column("param_mandatory", I), Column("param_status", S))),
+    View("config_values", "ndb$config_values", "7.5.0", (
+        Column("node_id", I), Column("config_param", I), Column("config_value", S))),
+)
+
+# lookup tables that only feed views
+LOOKUPS: tuple[BaseTable, ...] = (
+    BaseTable("ndb$blocks", (("block_number", I), ("block_name", S))),
+)
+
+VIEW_BY_NAME: dict[str, View] = {v.name: v for v in VIEWS}
+
+
+def view(name: str) -> View:
+    try:
+        return VIEW_BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no ndbinfo view {name!r} in exporters/ndbinfo_exporter/schema.py"
+                       ) from None
+
+
+def views_for(version: str) -> list[View]:
+    """The views a data node of this version serves (profile '7.6' or a release '8.0.37')."""
+    return [v for v in VIEWS if _at_least(version, v.since)]
+
+
+def expected_columns(version: str) -> dict[str, list[tuple[str, str, bool]]]:
+    """view (and base table) -> [(column, SQL type, nullable)] that DESC must show."""
+    out: dict[str, list[tuple[str, str, bool]]] = {}
+    for v in views_for(version):
+        out[v.name] = [(c.name, c.type, c.nullable) for c in v.columns_for(version)]
+    for t in base_tables_for(version):
+        out[t.name] = [(n, typ, True) for n, typ in t.columns_for(version)]
+    return out
+
+
+def desc_type(sql_type: str) -> str:
+    """The type as a 5.7-era / MariaDB DESC prints it: 'INT UNSIGNED' -> 'int(10) unsigned'."""
+    t = sql_type.lower()
+    return {"int unsigned": "int(10) unsigned", "bigint unsigned": "bigint(20) unsigned"}.get(t, t)
+
+
+def base_tables_for(version: str) -> list[BaseTable]:
+    seen: dict[str, BaseTable] = {}
+    for v in views_for(version):
+        b = v.base_table()
+        for name in (b.name, *v.also_bases):
+            seen.setdefault(name, replace(b, name=name))
+    for lk in LOOKUPS:
+        seen.setdefault(lk.name, lk)
+    return list(seen.values())
+
+
+def create_table_sql(table: BaseTable, version: str, database: str = "ndbinfo",
+                     engine: str = "MEMORY") -> str:
+    cols = ", ".join(f"`{n}` {t} NULL" for n, t in table.columns_for(version))
+    return (f"CREATE TABLE `{database}`.`{table.name}` ({cols})"
+            f" ENGINE={engine} DEFAULT CHARSET=latin1")
+
+
+def create_view_sql(v: View, version: str, database: str = "ndbinfo", where: str = "") -> str:
+    return (f"CREATE OR REPLACE DEFINER=`root`@`localhost` SQL SECURITY INVOKER VIEW"
+            f" `{database}`.`{v.name}` AS {v.select_sql(version, database, where)}")
+
+
+@dataclass
+class DDL:
+    tables: list[str] = field(default_factory=list)
+    views: list[str] = field(default_factory=list)
+
+    def statements(self) -> list[str]:
+        return [*self.tables, *self.views]
+
+
+def ddl(version: str, database: str = "ndbinfo", engine: str = "MEMORY",
+        view_where: str = "") -> DDL:
+    """CREATE TABLE for every base/lookup table and CREATE VIEW for every view of a version.
+
+    `view_where` adds a condition to every view (the simulator's "ndbinfo offline" mode).
+    Tables are created without IF NOT EXISTS: drop the schema first for a clean profile.
+    """
+    out = DDL()
+    for t in base_tables_for(version):
+        out.tables.append(create_table_sql(t, version, database, engine))
+    for v in views_for(version):
+        out.views.append(create_view_sql(v, version, database, view_where))
+    return out
