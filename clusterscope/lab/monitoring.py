@@ -1,0 +1,284 @@
+"""The lab's monitoring: VictoriaMetrics, vmalert, Alertmanager, a webhook receiver (+ logs).
+
+- VictoriaMetrics single-node scrapes every lab service that declares `extra["scrape"]`
+  (the scrape contract) every 5 s. `after_lab_change` rewrites its scrape file, which VM
+  re-reads by itself (`-promscrape.configCheckInterval`), so no restart loses samples.
+- vmalert evaluates the repository's `rules/*.yml` every 5 s, writes recording rules and
+  alert state back to VM (remote write) and restores alert state from it (remote read).
+- Alertmanager routes everything to the local webhook receiver, which appends each
+  notification to `<lab>/monitoring/notifications.jsonl` (what tests and the demo read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from clusterscope.lab.core import Lab, LabError, Service
+from clusterscope.monitoring_rules import REPO
+from clusterscope.monitoring_webhook import read_notifications
+
+NAME = "monitoring"
+HELP = "VictoriaMetrics scraping the lab, vmalert with rules/, Alertmanager -> webhook, Loki"
+VM, VMALERT, AM, WEBHOOK = "victoria-metrics", "vmalert", "alertmanager", "webhook"
+SCRAPE_INTERVAL = "5s"
+EVAL_INTERVAL = "5s"
+RULES_GLOB = str(REPO / "rules" / "*.yml")
+
+
+def add_up_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--retention", default="30d",
+                   help="monitoring: VictoriaMetrics -retentionPeriod (default 30d)")
+
+
+def _url(lab: Lab, name: str) -> str:
+    return f"http://127.0.0.1:{lab.port(name)}"
+
+
+def notifications_file(lab: Lab) -> Path:
+    return lab.path("monitoring") / "notifications.jsonl"
+
+
+# -- scrape config ---------------------------------------------------------------------------
+def scrape_config(services: list[Service]) -> dict:
+    jobs: dict[str, list[dict]] = {}
+    for s in services:
+        spec = (s.extra or {}).get("scrape")
+        if not spec or s.port is None:
+            continue
+        labels = {k: str(v) for k, v in (spec.get("labels") or {}).items()}
+        if s.simulated:
+            labels.setdefault("simulated", "true")
+        jobs.setdefault(spec["job"], []).append({
+            "path": spec.get("path", "/metrics"),
+            "static": {"targets": [f"{s.host}:{s.port}"], "labels": labels}})
+    configs = []
+    for job, entries in sorted(jobs.items()):
+        by_path: dict[str, list[dict]] = {}
+        for e in entries:
+            by_path.setdefault(e["path"], []).append(e["static"])
+        for i, (path, statics) in enumerate(sorted(by_path.items())):
+            configs.append({"job_name": job if i == 0 else f"{job}_{i}",
+                            "metrics_path": path, "static_configs": statics})
+    return {"global": {"scrape_interval": SCRAPE_INTERVAL, "scrape_timeout": "4s"},
+            "scrape_configs": configs}
+
+
+def write_scrape_config(lab: Lab) -> Path:
+    path = lab.path("monitoring") / "scrape.yml"
+    text = yaml.safe_dump(scrape_config(lab.services()), sort_keys=False)
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)  # VM re-reads it; a half-written file is never seen
+    return path
+
+
+def alertmanager_config(lab: Lab) -> dict:
+    return {
+        "route": {"receiver": "webhook",
+                  "group_by": ["alertname", "cluster", "node", "node_id"],
+                  # short waits: the lab and its tests want notifications within seconds
+                  "group_wait": "1s", "group_interval": "5s", "repeat_interval": "4h"},
+        "receivers": [{"name": "webhook", "webhook_configs": [
+            {"url": f"{_url(lab, WEBHOOK)}/alerts", "send_resolved": True}]}],
+    }
+
+
+# -- up/down ---------------------------------------------------------------------------------
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _wait_http(lab: Lab, name: str, url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _http_ok(url):
+            return
+        if not lab.running(name):
+            raise LabError(f"{name} exited while starting")
+        time.sleep(0.3)
+    raise LabError(f"{url} not ready after {timeout:.0f} s")
+
+
+def up(lab: Lab, args: argparse.Namespace) -> None:
+    home = lab.path("monitoring")
+    retention = getattr(args, "retention", None) or "30d"
+    scrape = write_scrape_config(lab)
+    vm_port = lab.port(VM)
+    vm_url = _url(lab, VM)
+    lab.spawn(VM, NAME, "VictoriaMetrics single-node (scrapes the lab every 5 s)",
+              ["victoria-metrics", f"-storageDataPath={home / 'vm-data'}",
+               f"-httpListenAddr=127.0.0.1:{vm_port}", f"-retentionPeriod={retention}",
+               "-search.latencyOffset=1s", f"-promscrape.config={scrape}",
+               "-promscrape.configCheckInterval=5s", "-loggerLevel=WARN"],
+              port=vm_port,
+              extra={"url": vm_url, "query": f"{vm_url}/api/v1/query",
+                     "scrape_config": str(scrape),
+                     "scrape": {"job": "victoriametrics", "path": "/metrics", "labels": {}}},
+              wait_ready=lambda: _wait_http(lab, VM, f"{vm_url}/health"))
+
+    wh_port = lab.port(WEBHOOK)
+    out = notifications_file(lab)
+    lab.spawn(WEBHOOK, NAME, "webhook receiver recording Alertmanager notifications",
+              [sys.executable, "-m", "clusterscope.monitoring_webhook",
+               "--listen", f"127.0.0.1:{wh_port}", "--out", str(out)],
+              port=wh_port, extra={"notifications": str(out)},
+              wait_ready=lambda: _wait_http(lab, WEBHOOK, f"{_url(lab, WEBHOOK)}/"))
+
+    am_port = lab.port(AM)
+    am_cfg = home / "alertmanager.yml"
+    am_cfg.write_text(yaml.safe_dump(alertmanager_config(lab), sort_keys=False))
+    lab.spawn(AM, NAME, "Alertmanager routing every alert to the webhook receiver",
+              ["prometheus-alertmanager", f"--config.file={am_cfg}",
+               f"--storage.path={home / 'alertmanager-data'}",
+               f"--web.listen-address=127.0.0.1:{am_port}",
+               "--cluster.listen-address=",  # no gossip port: one local instance
+               f"--web.external-url={_url(lab, AM)}"],
+              port=am_port,
+              extra={"url": _url(lab, AM), "config": str(am_cfg),
+                     "scrape": {"job": "alertmanager", "path": "/metrics", "labels": {}}},
+              wait_ready=lambda: _wait_http(lab, AM, f"{_url(lab, AM)}/-/ready"))
+
+    va_port = lab.port(VMALERT)
+    lab.spawn(VMALERT, NAME, "vmalert evaluating rules/*.yml every 5 s",
+              ["vmalert", f"-rule={RULES_GLOB}", f"-datasource.url={vm_url}",
+               f"-remoteWrite.url={vm_url}", f"-remoteRead.url={vm_url}",
+               f"-notifier.url={_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
+               "-remoteWrite.flushInterval=1s", f"-httpListenAddr=127.0.0.1:{va_port}",
+               f"-external.url={_url(lab, VMALERT)}", "-loggerLevel=WARN"],
+              port=va_port,
+              extra={"url": _url(lab, VMALERT), "rules": RULES_GLOB,
+                     "scrape": {"job": "vmalert", "path": "/metrics", "labels": {}}},
+              wait_ready=lambda: _wait_http(lab, VMALERT, f"{_url(lab, VMALERT)}/health"))
+
+    logs = _logs_module()
+    if logs is not None:
+        try:
+            logs.up(lab)
+        except LabError as exc:
+            # Logs are an addition: metrics and alerts work without them.
+            print(f"lab: monitoring: logs (Loki/promtail) not started: {exc}", file=sys.stderr)
+    write_scrape_config(lab)
+    print(f"lab: monitoring up: VictoriaMetrics {vm_url}, vmalert {_url(lab, VMALERT)},"
+          f" Alertmanager {_url(lab, AM)}, notifications in {out}", flush=True)
+
+
+def _logs_module():
+    try:
+        return importlib.import_module("clusterscope.lab.logs")
+    except ModuleNotFoundError as exc:
+        if exc.name != "clusterscope.lab.logs":
+            raise
+        return None
+
+
+def after_lab_change(lab: Lab) -> None:
+    write_scrape_config(lab)
+    logs = _logs_module()
+    if logs is not None and lab.service("promtail") is not None:
+        logs.refresh(lab)
+
+
+# -- `clusterscope lab monitoring ...` ------------------------------------------------------
+def add_commands(lsub: argparse._SubParsersAction) -> None:
+    p = lsub.add_parser("monitoring", help="the lab's alerts and scrape targets")
+    msub = p.add_subparsers(dest="monitoring_cmd", required=True)
+    a = msub.add_parser("alerts", help="what the webhook received and what fires now")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=cmd_alerts)
+    t = msub.add_parser("targets", help="VictoriaMetrics' scrape targets and their health")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=cmd_targets)
+
+
+def _get_json(url: str) -> dict:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return json.loads(resp.read())
+    except (urllib.error.URLError, OSError, json.JSONDecodeError) as exc:
+        raise LabError(f"{url}: {exc}") from exc
+
+
+def received(lab: Lab) -> list[dict]:
+    """One row per alert per notification the webhook got, oldest first."""
+    rows = []
+    for n in read_notifications(notifications_file(lab)):
+        for alert in n.get("alerts", []):
+            labels = alert.get("labels", {})
+            rows.append({"received_at": n["received_at"], "status": alert.get("status"),
+                         "alertname": labels.get("alertname"), "labels": labels,
+                         "annotations": alert.get("annotations", {}),
+                         "startsAt": alert.get("startsAt"), "endsAt": alert.get("endsAt")})
+    return rows
+
+
+def firing_now(lab: Lab) -> list[dict]:
+    data = _get_json(f"{_url(lab, VMALERT)}/api/v1/alerts")
+    return [{"alertname": a.get("name"), "state": a.get("state"), "labels": a.get("labels", {}),
+             "value": a.get("value"), "activeAt": a.get("activeAt")}
+            for a in (data.get("data") or {}).get("alerts") or []]
+
+
+def _open(args: argparse.Namespace) -> Lab:
+    from clusterscope.lab.cli import open_lab
+    lab = open_lab(args)
+    if lab.service(VM) is None:
+        raise LabError(f"monitoring is not up in {lab.root}: run `clusterscope lab up"
+                       " --monitoring`")
+    return lab
+
+
+def cmd_alerts(args: argparse.Namespace) -> int:
+    try:
+        lab = _open(args)
+        got, now = received(lab), firing_now(lab)
+    except LabError as exc:
+        print(f"lab monitoring alerts: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"received": got, "active": now}, indent=2))
+        return 0
+    print(f"received by the webhook ({len(got)}):")
+    for r in got:
+        when = time.strftime("%H:%M:%S", time.localtime(r["received_at"]))
+        extra = {k: v for k, v in r["labels"].items() if k not in ("alertname", "severity")}
+        print(f"  {when} {r['status']:<8} {r['alertname']} {extra}")
+        if r["annotations"].get("summary"):
+            print(f"           {r['annotations']['summary']}")
+    print(f"active in vmalert now ({len(now)}):")
+    for a in now:
+        extra = {k: v for k, v in a["labels"].items() if k not in ("alertname", "severity")}
+        print(f"  {a['state']:<8} {a['alertname']} {extra} value={a['value']}")
+    return 0
+
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    try:
+        lab = _open(args)
+        data = _get_json(f"{_url(lab, VM)}/api/v1/targets")
+    except LabError as exc:
+        print(f"lab monitoring targets: {exc}", file=sys.stderr)
+        return 1
+    active = data.get("data", {}).get("activeTargets", [])
+    if args.json:
+        print(json.dumps(active, indent=2))
+        return 0
+    fmt = "{:<18} {:<28} {:<6} {}"
+    print(fmt.format("JOB", "TARGET", "HEALTH", "LAST ERROR"))
+    for t in sorted(active, key=lambda t: (t["labels"].get("job", ""), t["scrapeUrl"])):
+        print(fmt.format(t["labels"].get("job", ""), t["scrapeUrl"].split("//", 1)[-1],
+                         t.get("health", "?"), t.get("lastError") or ""))
+    return 0
