@@ -1,0 +1,62 @@
+"""`clusterscope dashboards generate|check|verify`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("dashboards", help="Grafana dashboards: generate, check, verify on a lab")
+    dsub = p.add_subparsers(dest="dashboards_cmd", required=True)
+    g = dsub.add_parser("generate", help="write dashboards/json/*.json from the Python code")
+    g.set_defaults(func=cmd_generate)
+    c = dsub.add_parser("check", help="fail if the committed JSON is not what generate makes")
+    c.set_defaults(func=cmd_check)
+    v = dsub.add_parser("verify", help="run every panel's query against the lab's"
+                        " VictoriaMetrics and Loki and list panels without data")
+    v.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
+    v.add_argument("--minutes", type=float, default=30.0, help="time range to query")
+    v.add_argument("--json", action="store_true")
+    v.set_defaults(func=cmd_verify)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from clusterscope.dashboards.generate import write
+
+    for path in write():
+        print(f"dashboards: wrote {path}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from clusterscope.dashboards.generate import stale
+
+    problems = stale()
+    for p in problems:
+        print(f"dashboards: {p}", file=sys.stderr)
+    if problems:
+        print("dashboards: run `clusterscope dashboards generate` and commit the result",
+              file=sys.stderr)
+        return 1
+    print("dashboards: up to date")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from clusterscope.dashboards.verify import Endpoints, verify_all
+
+    end = time.time()
+    results = verify_all(Endpoints.from_lab(args.lab_dir), end - args.minutes * 60, end)
+    empty = [r for r in results if not r.ok]
+    if args.json:
+        print(json.dumps([vars(r) for r in results], indent=2))
+    else:
+        for r in results:
+            print(f"{'ok   ' if r.ok else 'EMPTY'} {r.dashboard} / {r.panel} / {r.ref}:"
+                  f" {r.series} series{(' - ' + r.error) if r.error else ''}")
+        print(f"dashboards: {len(results) - len(empty)} of {len(results)} queries returned data")
+    return 1 if empty else 0

@@ -1,0 +1,211 @@
+"""Small helpers over the Grafana Foundation SDK so each dashboard reads as a list of panels.
+
+Every panel gets an explicit datasource (on the panel and on each target) because
+provisioned dashboards must not depend on which datasource a Grafana instance marks default.
+"""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import (
+    bargauge,
+    heatmap,
+    logs,
+    loki,
+    prometheus,
+    stat,
+    statetimeline,
+    table,
+    text,
+    timeseries,
+)
+from grafana_foundation_sdk.builders import dashboard as dash
+from grafana_foundation_sdk.models.dashboard import (
+    DashboardLinkType,
+    DataSourceRef,
+    DataTransformerConfig,
+    DynamicConfigValue,
+    ValueMap,
+    ValueMappingResult,
+    VariableOption,
+    VariableRefresh,
+    VariableSort,
+)
+
+from clusterscope.dashboards.uids import TAG
+
+VM = DataSourceRef(type_val="prometheus", uid="victoriametrics")
+LOKI = DataSourceRef(type_val="loki", uid="loki")
+
+SIMULATED_NOTE = (
+    "**Simulated data.** Series labelled `simulated=\"true\"` (and NDB versions ending in"
+    " `-sim`) come from the clusterscope NDB simulator, not from a real NDB Cluster: use them"
+    " to check the dashboards and alerts, never as measured figures.")
+
+
+def link_to(uid: str, title: str) -> dash.DashboardLink:
+    return (dash.DashboardLink(title).type(DashboardLinkType.LINK).url(f"/d/{uid}")
+            .include_vars(True).keep_time(True).icon("dashboard"))
+
+
+def dashboard(uid: str, title: str, description: str, tags: list[str],
+              links: list[tuple[str, str]]) -> dash.Dashboard:
+    d = (dash.Dashboard(title).uid(uid).description(description).tags([TAG, *tags])
+         .time("now-1h", "now").refresh("30s").timezone("browser").editable())
+    d.link(dash.DashboardLink("clusterscope").type(DashboardLinkType.DASHBOARDS).tags([TAG])
+           .as_dropdown(True).include_vars(False).keep_time(True))
+    for link_uid, link_title in links:
+        if link_uid != uid:
+            d.link(link_to(link_uid, link_title))
+    return d
+
+
+# -- variables -------------------------------------------------------------------------
+
+def prom_var(name: str, label: str, query: str, *, multi: bool = False) -> dash.QueryVariable:
+    v = (dash.QueryVariable(name).label(label).datasource(VM).query(query)
+         .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED).sort(VariableSort.NATURAL_ASC))
+    if multi:
+        # ".*" rather than the joined values: series without the label still match
+        v = (v.multi(True).include_all(True).all_value(".*")
+             .current(VariableOption(selected=True, text="All", value="$__all")))
+    return v
+
+
+def loki_var(name: str, label: str, query: str, *, multi: bool = False) -> dash.QueryVariable:
+    v = (dash.QueryVariable(name).label(label).datasource(LOKI).query(query)
+         .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED).sort(VariableSort.NATURAL_ASC))
+    if multi:
+        # ".*" rather than the joined values: series without the label still match
+        v = (v.multi(True).include_all(True).all_value(".*")
+             .current(VariableOption(selected=True, text="All", value="$__all")))
+    return v
+
+
+# -- queries ---------------------------------------------------------------------------
+
+def q(expr: str, legend: str = "", *, instant: bool = False) -> prometheus.Dataquery:
+    t = prometheus.Dataquery().expr(expr).datasource(VM).legend_format(legend or "__auto")
+    return t.instant() if instant else t.range()
+
+
+def lq(expr: str, legend: str = "") -> loki.Dataquery:
+    t = loki.Dataquery().expr(expr).datasource(LOKI)
+    return t.legend_format(legend) if legend else t
+
+
+def _targets(panel, targets) -> None:
+    for ref, t in zip("ABCDEFGHIJ", targets, strict=False):
+        panel.with_target(t.ref_id(ref))
+
+
+# -- panels ----------------------------------------------------------------------------
+
+def ts(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8,
+       stack: bool = False, bars: bool = False, fill: int = 10, minimum: float | None = None
+       ) -> timeseries.Panel:
+    from grafana_foundation_sdk.builders.common import StackingConfig
+    from grafana_foundation_sdk.models.common import GraphDrawStyle, StackingMode
+
+    p = (timeseries.Panel().title(title).description(desc).datasource(VM).unit(unit)
+         .span(w).height(h).fill_opacity(fill).line_width(1))
+    if stack:
+        p = p.stacking(StackingConfig().mode(StackingMode.NORMAL))
+    if bars:
+        p = p.draw_style(GraphDrawStyle.BARS)
+    if minimum is not None:
+        p = p.min(minimum)
+    _targets(p, targets)
+    return p
+
+
+def stat_panel(title: str, desc: str, unit: str, *targets, w: int = 4, h: int = 4,
+               mappings: dict[str, tuple[str, str]] | None = None,
+               no_value: str | None = None) -> stat.Panel:
+    p = stat.Panel().title(title).description(desc).datasource(VM).unit(unit).span(w).height(h)
+    if mappings:
+        p = p.mappings([value_map(mappings)])
+    if no_value is not None:
+        p = p.no_value(no_value)
+    _targets(p, targets)
+    return p
+
+
+def state_panel(title: str, desc: str, *targets, mappings: dict[str, tuple[str, str]],
+                w: int = 12, h: int = 8) -> statetimeline.Panel:
+    p = (statetimeline.Panel().title(title).description(desc).datasource(VM).unit("none")
+         .span(w).height(h).mappings([value_map(mappings)]))
+    _targets(p, targets)
+    return p
+
+
+def table_panel(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8,
+                transformations: list[DataTransformerConfig] | None = None) -> table.Panel:
+    p = table.Panel().title(title).description(desc).datasource(VM).unit(unit).span(w).height(h)
+    for tr in transformations or []:
+        p = p.with_transformation(tr)
+    _targets(p, targets)
+    return p
+
+
+def bars_panel(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8
+               ) -> bargauge.Panel:
+    p = (bargauge.Panel().title(title).description(desc).datasource(VM).unit(unit)
+         .span(w).height(h))
+    _targets(p, targets)
+    return p
+
+
+def heatmap_panel(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8
+                  ) -> heatmap.Panel:
+    # Each series is one row (an LDM thread), so Grafana must not bucket the values itself.
+    p = (heatmap.Panel().title(title).description(desc).datasource(VM).unit(unit)
+         .span(w).height(h).calculate(False))
+    _targets(p, targets)
+    return p
+
+
+def logs_panel(title: str, desc: str, *targets, w: int = 24, h: int = 12) -> logs.Panel:
+    p = (logs.Panel().title(title).description(desc).datasource(LOKI).span(w).height(h)
+         .show_time(True).wrap_log_message(True).enable_log_details(True))
+    _targets(p, targets)
+    return p
+
+
+def loki_ts(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8
+            ) -> timeseries.Panel:
+    from grafana_foundation_sdk.models.common import GraphDrawStyle
+
+    p = (timeseries.Panel().title(title).description(desc).datasource(LOKI).unit(unit)
+         .span(w).height(h).draw_style(GraphDrawStyle.BARS).fill_opacity(60))
+    _targets(p, targets)
+    return p
+
+
+def note(title: str, content: str, *, w: int = 24, h: int = 3) -> text.Panel:
+    return text.Panel().title(title).content(content).span(w).height(h)
+
+
+def value_map(mappings: dict[str, tuple[str, str]]) -> ValueMap:
+    return ValueMap(options={k: ValueMappingResult(text=t, color=c, index=i)
+                             for i, (k, (t, c)) in enumerate(mappings.items())})
+
+
+def matrix(row: str, column: str) -> DataTransformerConfig:
+    """Turn instant series into a row x column table (e.g. phase x node)."""
+    return DataTransformerConfig(id_val="groupingToMatrix",
+                                 options={"rowField": row, "columnField": column,
+                                          "valueField": "Value"})
+
+
+def labels_to_table() -> DataTransformerConfig:
+    return DataTransformerConfig(id_val="reduce", options={"reducers": ["lastNotNull"],
+                                                           "mode": "seriesToRows"})
+
+
+def highlight(color: str) -> list[DynamicConfigValue]:
+    return [DynamicConfigValue(id_val="color", value={"mode": "fixed", "fixedColor": color}),
+            DynamicConfigValue(id_val="custom.lineWidth", value=3)]
+
+
+def data_link(title: str, uid: str, params: str) -> dash.DashboardLink:
+    return (dash.DashboardLink(title).url(f"/d/{uid}?{params}&${{__url_time_range}}"))

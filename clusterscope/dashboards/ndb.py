@@ -1,0 +1,271 @@
+"""NDB dashboards: cluster overview, one data node, and restarts.
+
+Metric names are the ndbinfo_exporter's (contracts.md) and the monitoring rules' recorded
+series (rules/ndb.yml). Everything from the lab's simulator carries `simulated="true"`,
+which the first row of each dashboard shows.
+"""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard as dash
+
+from clusterscope.dashboards import kit
+from clusterscope.dashboards.uids import (
+    GALERA,
+    LOGS,
+    NDB_NODE,
+    NDB_OVERVIEW,
+    NDB_RESTARTS,
+)
+
+C = 'cluster="$cluster"'
+N = 'node_id=~"$node_id"'   # multi-value node selection (overview, restarts)
+N1 = 'node_id="$node_id"'   # one data node (node dashboard)
+
+RESTART_DONE = "(ndb_restart_status{%s} != 12 != 19) < 20"  # 12/19 completed, 20/21 no info
+LINKS = [(NDB_OVERVIEW, "NDB overview"), (NDB_NODE, "NDB data node"),
+         (NDB_RESTARTS, "NDB restarts"), (LOGS, "Logs"), (GALERA, "Galera")]
+
+
+def _cluster_var() -> dash.QueryVariable:
+    return kit.prom_var("cluster", "cluster", "label_values(ndb_up, cluster)")
+
+
+def _node_var(multi: bool) -> dash.QueryVariable:
+    return kit.prom_var("node_id", "data node",
+                        f"label_values(ndb_node_status{{{C}}}, node_id)", multi=multi)
+
+
+def simulated_row(d: dash.Dashboard) -> None:
+    d.with_panel(kit.note("Simulated?", kit.SIMULATED_NOTE, w=12, h=4))
+    d.with_panel(kit.stat_panel(
+        "Data source", "SIMULATED when the exporter's series carry simulated=\"true\" (the lab's"
+        " NDB simulator); \"measured\" when they come from a real cluster.", "none",
+        kit.q(f'max(ndb_up{{{C}, simulated="true"}})', "simulated"),
+        w=4, mappings={"1": ("SIMULATED", "orange"), "0": ("SIMULATED (down)", "red")},
+        no_value="measured"))
+    d.with_panel(kit.table_panel(
+        "Versions", "ndb_node_info: every node's type and version; a version ending in -sim"
+        " comes from the simulator.", "none",
+        kit.q(f"ndb_node_info{{{C}}}", instant=True), w=8, h=4,
+        transformations=[kit.labels_to_table()]))
+
+
+def overview() -> dash.Dashboard:
+    d = kit.dashboard(NDB_OVERVIEW, "NDB cluster overview",
+                      "Node states, restarts in progress, LCP, REDO, memory, operations and"
+                      " alerts of one NDB cluster.", ["ndb"], LINKS)
+    d.with_variable(_cluster_var()).with_variable(_node_var(multi=True))
+    d.with_row(dash.Row("Cluster"))
+    simulated_row(d)
+    d.with_panel(kit.stat_panel(
+        "Exporter up", "ndb_up: the SQL node answered and ndbinfo is online.", "none",
+        kit.q(f"min(ndb_up{{{C}}})"), mappings={"1": ("UP", "green"), "0": ("DOWN", "red")}))
+    d.with_panel(kit.stat_panel(
+        "Data nodes started", "Data nodes whose status is STARTED.", "short",
+        kit.q(f'sum(ndb_node_status{{{C}, status="STARTED"}})')))
+    d.with_panel(kit.stat_panel(
+        "Restarts in progress", "Data nodes whose restart_info row is neither completed"
+        " (12, 19) nor empty (20, 21).", "short",
+        kit.q(f"count({RESTART_DONE % C}) or vector(0) * max(ndb_up{{{C}}})")))
+    d.with_panel(kit.stat_panel(
+        "Alerts firing", "NDB alerts firing now (vmalert's ALERTS series).", "short",
+        kit.q(f'count(ALERTS{{alertstate="firing", alertname=~"Ndb.*", {C}}})'),
+        no_value="0", w=4))
+    states = " + ".join(
+        f'{k} * sum by (node_id) (ndb_node_status{{{C}, {N}, status=~"{pattern}"}})'
+        for k, pattern in ((1, "STARTED"), (2, "STARTING"), (3, "STOPPING.*|SINGLEUSER"),
+                           (4, "NOTHING|CMVMI")))
+    d.with_panel(kit.state_panel(
+        "Node status", "ndb_node_status: the current status of each data node (from"
+        " ndbinfo.nodes).", kit.q(states, "node {{node_id}}"),
+        mappings={"0": ("UNKNOWN", "purple"), "1": ("STARTED", "green"),
+                  "2": ("STARTING", "yellow"), "3": ("STOPPING", "orange"),
+                  "4": ("DOWN", "red")}, w=12)
+        .data_links([kit.data_link("Data node ${__field.labels.node_id}", NDB_NODE,
+                                   "var-cluster=$cluster&var-node_id=${__field.labels.node_id}")]))
+    d.with_panel(kit.ts(
+        "Start phase", "ndb_node_start_phase: a restarting node walks through phases 0..101.",
+        "short", kit.q(f"ndb_node_start_phase{{{C}, {N}}}", "node {{node_id}}")))
+    d.with_panel(kit.ts(
+        "Restart status (in progress)", "ndb_restart_status while a restart runs (the"
+        " node_restart_status_int, 0..11 on the master, 13..18 elsewhere).", "short",
+        kit.q(RESTART_DONE % f"{C}, {N}", "node {{node_id}}")))
+
+    d.with_row(dash.Row("Local checkpoints"))
+    d.with_panel(kit.ts(
+        "LCP progress", "Share of fragment replicas the running LCP has written (1 when no"
+        " LCP runs).", "percentunit", kit.q(f"ndb_lcp_progress_ratio{{{C}}}", "progress"),
+        w=8, minimum=0))
+    d.with_panel(kit.ts(
+        "LCP id", "ndb_lcp_id: a flat line while writes go on means a stalled LCP.", "none",
+        kit.q(f"ndb_lcp_id{{{C}}}", "LCP id"), w=8))
+    d.with_panel(kit.ts(
+        "LCP duration", "Observed duration of the last completed LCP (recorded: "
+        "cluster:ndb_lcp_duration_seconds:last).", "s",
+        kit.q(f"ndb_lcp_last_duration_seconds{{{C}}}", "last LCP"), w=8))
+
+    d.with_row(dash.Row("REDO, memory, operations"))
+    d.with_panel(kit.ts(
+        "REDO used (fullest log part)", "Highest used/total ratio over a node's REDO log"
+        " parts (recorded: cluster_node:ndb_redo_log_space_used:max_part_ratio).",
+        "percentunit",
+        kit.q(f"cluster_node:ndb_redo_log_space_used:max_part_ratio{{{C}, {N}}}",
+              "node {{node_id}}"), w=8, minimum=0))
+    d.with_panel(kit.ts(
+        "Memory used", "ndb_memory_used_bytes / ndb_memory_total_bytes per node and type.",
+        "percentunit",
+        kit.q(f"ndb_memory_used_bytes{{{C}, {N}}} / ndb_memory_total_bytes{{{C}, {N}}}",
+              "node {{node_id}} {{memory_type}}"), w=8, minimum=0))
+    d.with_panel(kit.ts(
+        "Operations", "DBTC counters (transactions, reads, writes, ...) per second, summed over"
+        " block instances and data nodes.", "ops",
+        kit.q(f"sum by (counter_name) (rate(ndb_counters_total{{{C}, {N},"
+              f' block_name="DBTC"}}[$__rate_interval]))', "{{counter_name}}"), w=8))
+    return d
+
+
+def data_node() -> dash.Dashboard:
+    d = kit.dashboard(NDB_NODE, "NDB data node",
+                      "One data node: CPU per thread (LDM highlighted), memory, REDO and"
+                      " buffers, LCP and REDO write speeds, transporters.", ["ndb"], LINKS)
+    d.with_variable(_cluster_var()).with_variable(_node_var(multi=False))
+    d.with_row(dash.Row("Node"))
+    simulated_row(d)
+    d.with_panel(kit.stat_panel(
+        "Uptime", "ndb_node_uptime_seconds.", "s", kit.q(f"ndb_node_uptime_seconds{{{C}, {N1}}}")))
+    d.with_panel(kit.stat_panel(
+        "LDM CPU mean / max", "Mean and max CPU over the node's LDM threads (recorded:"
+        " cluster_node:ndb_ldm_cpu_percent:mean / :max).", "percent",
+        kit.q(f"cluster_node:ndb_ldm_cpu_percent:mean{{{C}, {N1}}}", "mean"),
+        kit.q(f"cluster_node:ndb_ldm_cpu_percent:max{{{C}, {N1}}}", "max"), w=8))
+
+    d.with_row(dash.Row("CPU per thread"))
+    cpu = (kit.ts(
+        "CPU per thread", "OS user+system CPU percent per block thread (cpustat joined to"
+        " threads); LDM threads drawn thick in red.", "percent",
+        kit.q(f"sum by (thread_name, thr_no) (ndb_thread_cpu_percent{{{C}, {N1},"
+              f' mode=~"os_user|os_system"}})', "{{thread_name}} {{thr_no}}"), w=12, h=9))
+    cpu = cpu.override_by_regexp("ldm .*", kit.highlight("red"))
+    d.with_panel(cpu)
+    d.with_panel(kit.ts(
+        "CPU by thread type", "CPU percent summed per thread type (ldm, tc, recv, send,"
+        " main, rep, ...).", "percent",
+        kit.q(f"sum by (thread_name) (ndb_thread_cpu_percent{{{C}, {N1},"
+              f' mode=~"os_user|os_system"}})', "{{thread_name}}"), w=12, h=9, stack=True))
+    d.with_panel(kit.heatmap_panel(
+        "LDM threads heatmap", "One row per LDM thread (thr_no), colour = CPU percent: an"
+        " uneven row means a hot partition.", "percent",
+        kit.q(f"sum by (thr_no) (ndb_thread_cpu_percent{{{C}, {N1}, thread_name=\"ldm\","
+              f' mode=~"os_user|os_system"}})', "{{thr_no}}"), w=12, h=9))
+    d.with_panel(kit.ts(
+        "CPU seconds per thread type", "rate of ndb_thread_cpu_seconds_total (threadstat).",
+        "percentunit",
+        kit.q(f"sum by (thread_name) (rate(ndb_thread_cpu_seconds_total{{{C}, {N1}}}"
+              f"[$__rate_interval]))", "{{thread_name}}"), w=12, h=9))
+
+    d.with_row(dash.Row("Memory, REDO and buffers"))
+    d.with_panel(kit.ts(
+        "Memory", "ndb_memory_used_bytes per memory type; dashed: total.", "bytes",
+        kit.q(f"ndb_memory_used_bytes{{{C}, {N1}}}", "{{memory_type}} used"),
+        kit.q(f"ndb_memory_total_bytes{{{C}, {N1}}}", "{{memory_type}} total"), w=8))
+    d.with_panel(kit.ts(
+        "REDO log space", "Used share of each REDO log part (logspaces).", "percentunit",
+        kit.q(f'ndb_log_space_used_bytes{{{C}, {N1}, log_type="REDO"}}'
+              f' / ndb_log_space_total_bytes{{{C}, {N1}, log_type="REDO"}}',
+              "part {{log_part}}"), w=8, minimum=0))
+    d.with_panel(kit.ts(
+        "Log buffers", "Used bytes of the REDO and UNDO log buffers (logbuffers).", "bytes",
+        kit.q(f"ndb_log_buffer_used_bytes{{{C}, {N1}}}", "{{log_type}} part {{log_part}}"),
+        w=8))
+
+    d.with_row(dash.Row("Disk write speed"))
+    d.with_panel(kit.ts(
+        "LCP and REDO write speed", "disk_write_speed_aggregate, 10 s window, summed over"
+        " LDM instances, per kind.", "Bps",
+        kit.q(f'sum by (kind) (ndb_disk_write_speed_bytes_per_second{{{C}, {N1},'
+              f' window="10s"}})', "{{kind}}"), w=12))
+    d.with_panel(kit.ts(
+        "Write speed per LDM instance", "LCP/backup write speed per LDM instance (10 s).",
+        "Bps",
+        kit.q(f'ndb_disk_write_speed_bytes_per_second{{{C}, {N1}, kind="backup_lcp",'
+              f' window="10s"}}', "ldm {{ldm_instance}}"), w=12))
+
+    d.with_row(dash.Row("Transporters"))
+    d.with_panel(kit.ts(
+        "Transporter bytes", "Bytes per second sent (+) and received (-) per remote node.",
+        "Bps",
+        kit.q(f"rate(ndb_transporter_sent_bytes_total{{{C}, {N1}}}[$__rate_interval])",
+              "sent to {{remote_node_id}}"),
+        kit.q(f"-rate(ndb_transporter_received_bytes_total{{{C}, {N1}}}[$__rate_interval])",
+              "received from {{remote_node_id}}"), w=12))
+    d.with_panel(kit.ts(
+        "Transporter overload and slowdown", "1 while the send buffer to that node is"
+        " overloaded / in slowdown; bars: new overloads and slowdowns.", "short",
+        kit.q(f"ndb_transporter_overloaded{{{C}, {N1}}}", "overloaded {{remote_node_id}}"),
+        kit.q(f"ndb_transporter_slowdown{{{C}, {N1}}}", "slowdown {{remote_node_id}}"),
+        kit.q(f"increase(ndb_transporter_overloads_total{{{C}, {N1}}}[$__rate_interval])",
+              "new overloads {{remote_node_id}}"),
+        kit.q(f"increase(ndb_transporter_slowdowns_total{{{C}, {N1}}}[$__rate_interval])",
+              "new slowdowns {{remote_node_id}}"), w=12))
+    return d
+
+
+def restarts() -> dash.Dashboard:
+    d = kit.dashboard(NDB_RESTARTS, "NDB restarts",
+                      "The last restart of each data node by phase, restart totals against"
+                      " their baseline, and the restart in progress.", ["ndb"], LINKS)
+    d.with_variable(_cluster_var()).with_variable(_node_var(multi=True))
+    d.annotation(restart_annotation())
+    d.with_row(dash.Row("Last restart"))
+    simulated_row(d)
+    d.with_panel(kit.table_panel(
+        "Last restart by phase (seconds)", "ndb_restart_phase_seconds of each node's latest"
+        " restart, one row per restart_info secs_* phase: the shape of the 7.5 vs 7.6"
+        " table in the field facts.", "s",
+        kit.q(f"ndb_restart_phase_seconds{{{C}, {N}}}", instant=True),
+        transformations=[kit.matrix("phase", "node_id")], w=12, h=12))
+    d.with_panel(kit.bars_panel(
+        "Last restart total", "ndb_restart_total_seconds of each node's latest restart.", "s",
+        kit.q(f"ndb_restart_total_seconds{{{C}, {N}}}", "node {{node_id}}", instant=True),
+        w=6, h=12))
+    d.with_panel(kit.stat_panel(
+        "Completed restarts", "ndb_restarts_completed_total: restarts counted once each,"
+        " also across exporter restarts.", "short",
+        kit.q(f"sum by (node_id) (ndb_restarts_completed_total{{{C}, {N}}})",
+              "node {{node_id}}"), w=6, h=12))
+
+    d.with_row(dash.Row("Against the baseline"))
+    d.with_panel(kit.ts(
+        "Restart total vs baseline", "Total of the latest completed restart per node, and the"
+        " median of earlier completed restarts (recorded rules).", "s",
+        kit.q(f"cluster_node:ndb_restart_total_seconds:completed{{{C}, {N}}}",
+              "node {{node_id}} latest"),
+        kit.q(f"cluster_node:ndb_restart_total_seconds:baseline_median{{{C}, {N}}}",
+              "node {{node_id}} baseline (median)"), w=12))
+    d.with_panel(kit.ts(
+        "Phases of the latest restart", "cluster_node_phase:ndb_restart_phase_seconds:"
+        "completed: per phase, so a grown phase (e.g. the LCP wait) stands out.", "s",
+        kit.q(f"cluster_node_phase:ndb_restart_phase_seconds:completed{{{C}, {N}}}",
+              "node {{node_id}} {{phase}}"), w=12, stack=False))
+    d.with_panel(kit.ts(
+        "Restarts completed", "Restarts completed per node in each interval.", "short",
+        kit.q(f"sum by (node_id) (increase(ndb_restarts_completed_total{{{C}, {N}}}"
+              f"[$__rate_interval]))", "node {{node_id}}"), w=12, bars=True))
+
+    d.with_row(dash.Row("Restart in progress"))
+    d.with_panel(kit.ts(
+        "Restart status", "ndb_restart_status: 13/14 failure handling, 0..11 the master's"
+        " view of the phases, 12/19 completed.", "short",
+        kit.q(f"ndb_restart_status{{{C}, {N}}}", "node {{node_id}}"), w=12))
+    d.with_panel(kit.ts(
+        "Start phase", "ndb_node_start_phase of restarting nodes.", "short",
+        kit.q(f"ndb_node_start_phase{{{C}, {N}}}", "node {{node_id}}"), w=12))
+    return d
+
+
+def restart_annotation() -> dash.AnnotationQuery:
+    from clusterscope.dashboards.logql import NDB_RESTART_EVENTS
+
+    return (dash.AnnotationQuery().name("NDB restart events (cluster log)").datasource(kit.LOKI)
+            .enable(True).icon_color("orange").expr(NDB_RESTART_EVENTS))
