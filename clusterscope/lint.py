@@ -9,6 +9,7 @@ import sys
 # Each entry: a command (run with this Python) that exits non-zero when its output is stale.
 CHECKS: dict[str, list[str]] = {
     "dashboards": ["-m", "clusterscope.cli", "dashboards", "check"],
+    "rules": ["-m", "clusterscope.rulegen", "--check"],
 }
 
 
