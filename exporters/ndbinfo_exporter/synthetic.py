@@ -10,79 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-N, B, S = "INT UNSIGNED", "BIGINT UNSIGNED", "VARCHAR(512)"
-RESTART_PHASES = ["to_complete_node_failure", "to_allocate_node_id",
-                  "to_include_in_heartbeat_protocol", "until_wait_for_ndbcntr_master",
-                  "wait_for_ndbcntr_master", "to_get_start_permitted",
-                  "to_wait_for_lcp_for_copy_meta_data", "to_copy_meta_data", "to_include_node",
-                  "starting_node_to_request_local_recovery", "for_local_recovery",
-                  "restore_fragments", "undo_disk_data", "exec_redo_log", "index_rebuild",
-                  "to_synchronize_starting_node", "wait_lcp_for_restart",
-                  "wait_subscription_handover"]
-DWS = ["backup_lcp_speed_last_sec", "redo_speed_last_sec", "backup_lcp_speed_last_10sec",
-       "redo_speed_last_10sec", "std_dev_backup_lcp_speed_last_10sec",
-       "std_dev_redo_speed_last_10sec", "backup_lcp_speed_last_60sec", "redo_speed_last_60sec",
-       "std_dev_backup_lcp_speed_last_60sec", "std_dev_redo_speed_last_60sec",
-       "slowdowns_due_to_io_lag", "slowdowns_due_to_high_cpu", "disk_write_speed_set_to_min",
-       "current_target_disk_write_speed"]
-TF = ["node_id", "table_id", "partition_id", "fragment_id", "partition_order", "log_part_id",
-      "no_of_replicas", "current_primary", "preferred_primary", "current_first_backup",
-      "current_second_backup", "current_third_backup", "num_alive_replicas",
-      "num_dead_replicas", "num_lcp_replicas"]
-TR = ["node_id", "table_id", "fragment_id", "initial_gci", "replica_node_id", "is_lcp_ongoing",
-      "num_crashed_replicas", "last_max_gci_started", "last_max_gci_completed", "last_lcp_id",
-      "prev_lcp_id", "prev_max_gci_started", "prev_max_gci_completed", "last_create_gci",
-      "last_replica_gci", "is_replica_alive"]
+from ndbinfo_exporter import schema
 
-# view -> [(column, SQL type)], names and types as ../shared/reference/ndbinfo.md gives them
+PROFILE = "8.0"
+READ = ("nodes", "processes", "config_nodes", "threads", "cpustat", "threadstat",
+        "transporters", "memoryusage", "resources", "counters", "logbuffers", "logspaces",
+        "restart_info", "disk_write_speed_aggregate", "table_distribution_status",
+        "table_fragments", "table_replicas")
+# view -> [(column, SQL type)] as the view shows them, from the shared descriptions
 VIEWS: dict[str, list[tuple[str, str]]] = {
-    "nodes": [("node_id", N), ("uptime", B), ("status", "VARCHAR(11)"), ("start_phase", N),
-              ("config_generation", N)],
-    "processes": [("node_id", N), ("node_type", "VARCHAR(3)"), ("node_version", S),
-                  ("process_id", N), ("angel_process_id", N), ("process_name", S),
-                  ("service_URI", S)],
-    "config_nodes": [("node_id", N), ("node_type", "VARCHAR(3)"), ("node_hostname", S)],
-    "threads": [("node_id", N), ("thr_no", N), ("thread_name", S), ("thread_description", S)],
-    "cpustat": [("node_id", N), ("thr_no", N), ("OS_user", N), ("OS_system", N),
-                ("OS_idle", N), ("thread_exec", N), ("thread_sleeping", N),
-                ("thread_spinning", N), ("thread_send", N), ("thread_buffer_full", N),
-                ("elapsed_time", N)],
-    "threadstat": [("node_id", N), ("thr_no", N), ("thr_nm", S),
-                   *[(c, B) for c in ("c_loop", "c_exec", "c_wait", "c_l_sent_prioa",
-                                      "c_l_sent_priob", "c_r_sent_prioa", "c_r_sent_priob",
-                                      "os_tid", "os_now", "os_ru_utime", "os_ru_stime",
-                                      "os_ru_minflt", "os_ru_majflt", "os_ru_nvcsw",
-                                      "os_ru_nivcsw")]],
-    "transporters": [("node_id", N), ("remote_node_id", N), ("status", "VARCHAR(13)"),
-                     ("remote_address", S), ("bytes_sent", B), ("bytes_received", B),
-                     ("connect_count", N), ("overloaded", N), ("overload_count", N),
-                     ("slowdown", N), ("slowdown_count", N)],
-    "memoryusage": [("node_id", N), ("memory_type", S), ("used", "DECIMAL(42,0)"),
-                    ("used_pages", "DECIMAL(42,0)"), ("total", "DECIMAL(42,0)"),
-                    ("total_pages", "DECIMAL(42,0)")],
-    "resources": [("node_id", N), ("resource_name", "VARCHAR(19)"), ("reserved", N),
-                  ("used", N), ("max", N), ("spare", N)],
-    "counters": [("node_id", N), ("block_name", S), ("block_instance", N), ("counter_id", N),
-                 ("counter_name", "VARCHAR(33)"), ("val", B)],
-    "logbuffers": [("node_id", N), ("log_type", "VARCHAR(11)"), ("log_id", N),
-                   ("log_part", N), ("total", B), ("used", B)],
-    "logspaces": [("node_id", N), ("log_type", "VARCHAR(7)"), ("log_id", N), ("log_part", N),
-                  ("total", B), ("used", B)],
-    "restart_info": [("node_id", N), ("node_restart_status", S),
-                     ("node_restart_status_int", N),
-                     *[(f"secs_{p}", N) for p in RESTART_PHASES], ("total_restart_secs", N)],
-    "disk_write_speed_aggregate": [("node_id", N), ("thr_no", N), *[(c, B) for c in DWS]],
-    "table_distribution_status": [("node_id", N), ("table_id", N),
-                                  ("tab_copy_status", "VARCHAR(20)"),
-                                  ("tab_update_status", "VARCHAR(23)"),
-                                  ("tab_lcp_status", "VARCHAR(15)"),
-                                  ("tab_status", "VARCHAR(13)"),
-                                  ("tab_storage", "VARCHAR(13)"), ("tab_partitions", N),
-                                  ("tab_fragments", N), ("current_scan_count", N),
-                                  ("scan_count_wait", N), ("is_reorg_ongoing", N)],
-    "table_fragments": [(c, N) for c in TF],
-    "table_replicas": [(c, N) for c in TR],
-}
+    v: [(c, t) for c, t, _ in schema.expected_columns(PROFILE)[v]] for v in READ}
 
 OTHER_THREADS = ["main", "rep", "recv", "tc", "tc", "send"]  # 6 non-LDM block threads
 COUNTERS = {"DBTC": [(1, "ATTRINFO"), (2, "TRANSACTIONS"), (3, "COMMITS"), (4, "READS"),
