@@ -13,10 +13,12 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ndbinfo_exporter import schema
+
 log = logging.getLogger("ndbinfo_exporter.state")
 
 # restart_info.node_restart_status_int values of a finished restart (master / other view)
-COMPLETED = {12, 19}
+COMPLETED = schema.RESTART_COMPLETED
 # no restart information for the node
 NO_INFO = {20, 21}
 

@@ -6,10 +6,11 @@ ndbinfo has no LCP view; progress is derived: replicas still to checkpoint over 
 
 from __future__ import annotations
 
+from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors.base import Collector, Context
 from ndbinfo_exporter.families import Families, body, num
 
-LCP_TABLE_STATUSES = ("ACTIVE", "WRITING_TO_FILE", "COMPLETED")
+LCP_TABLE_STATUSES = tuple(text.upper() for _, text in schema.LCP_STATUS)
 
 
 def collect_lcp(ctx: Context, fam: Families) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors.base import Collector, Context
 from ndbinfo_exporter.families import Families
 
 # the view's decode of nodes.status; all are exported so a status change flips values
 # instead of creating and dropping series
-NODE_STATUSES = ("NOTHING", "CMVMI", "STARTING", "STARTED", "SINGLEUSER", "STOPPING_1",
-                 "STOPPING_2", "STOPPING_3", "STOPPING_4")
+NODE_STATUSES = tuple(text for _, text in schema.NODE_STATUS)
 
 
 def collect_nodes(ctx: Context, fam: Families) -> None:

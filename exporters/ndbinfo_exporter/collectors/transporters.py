@@ -7,10 +7,11 @@ start new counter series.
 
 from __future__ import annotations
 
+from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors.base import Collector, Context
 from ndbinfo_exporter.families import Families, body, label
 
-STATUSES = ("CONNECTED", "CONNECTING", "DISCONNECTED", "DISCONNECTING")
+STATUSES = tuple(text for _, text in schema.TRANSPORTER_STATUS)
 LINK = ["node_id", "remote_node_id"]
 
 
