@@ -27,6 +27,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--metrics-port", type=int, help="serve /metrics on 127.0.0.1:PORT")
         q.add_argument("--cluster", help="cluster label (default: wsrep_cluster_name)")
         q.add_argument("--json-out", help="write windows, estimates and row checks as JSON")
+        q.add_argument("--linger", type=float, default=0.0,
+                       help="keep serving /metrics this many seconds after the end (so a"
+                            " scraper sees the final values)")
 
     r = lsub.add_parser("run", help="run one experiment and print the overheads")
     r.add_argument("--experiment", required=True)
@@ -96,6 +99,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(result, indent=1, default=str))
+    _linger(args)
     bad = [v for v in result["verification"] if v.get("ok") is False]
     return 1 if bad else 0
 
@@ -126,7 +130,17 @@ def cmd_cycle(args: argparse.Namespace) -> int:
         return 2
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=1, default=str))
+    _linger(args)
     return 0
+
+
+def _linger(args: argparse.Namespace) -> None:
+    if args.metrics_port and args.linger > 0:
+        import time
+        try:
+            time.sleep(args.linger)
+        except KeyboardInterrupt:
+            pass
 
 
 def cmd_ddl(args: argparse.Namespace) -> int:

@@ -52,10 +52,17 @@ def cmd_start(args: argparse.Namespace) -> int:
             "--experiment", args.experiment, "--target", node.client_config,
             "--engine", engine, "--metrics-port", str(port),
             "--cluster", LAB_CLUSTER if engine == "galera" else node.part]
+    # The second node for two-writer and other-node-reader variants (the lab's Galera nodes
+    # report wsrep_incoming_addresses as AUTO, so it cannot be discovered).
+    peer = next((s for s in lab.services(node.part) if s.name != node.name and s.client_config
+                 and s.name.startswith("galera-node") and pid_alive(s.pid, s.start_time)), None)
+    if peer is not None:
+        argv += ["--target", peer.client_config]
     for opt in ("window", "threads", "config"):
         if getattr(args, opt):
             argv += [f"--{opt}", str(getattr(args, opt))]
-    argv += ["--duration", str(args.duration)] if args.duration else ["--forever"]
+    argv += (["--duration", str(args.duration), "--linger", "3600"] if args.duration
+             else ["--forever"])
     try:
         svc = lab.spawn(name, "loadgen", f"loadgen {args.experiment} -> {args.node}", argv,
                         port=port, client_config=node.client_config, ready_timeout=120,

@@ -1,0 +1,198 @@
+"""Loadgen against the lab's real Galera cluster (short windows)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pymysql
+import pytest
+from clusterscope_loadgen import config, stats
+from clusterscope_loadgen.metrics import Metrics
+from clusterscope_loadgen.runner import RunError, Runner
+from clusterscope_loadgen.target import Target, connect
+
+pytestmark = pytest.mark.lab
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _targets(lab) -> list[str]:
+    return [lab.service(f"galera-node{n}")["client_config"] for n in (1, 2)]
+
+
+def _scrape(port: int) -> str | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+            return r.read().decode()
+    except OSError:
+        return None
+
+
+def _samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
+    out = []
+    for m in re.finditer(rf"^{name}\{{(.*?)\}} (\S+)$", text, re.M):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        out.append((labels, float(m.group(2))))
+    return out
+
+
+def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
+    """Every variant gets windows; a SIGKILLed node invalidates exactly the windows it
+    touched; overheads come from the valid pairs; row counts verify; /metrics agrees."""
+    n1, n2 = _targets(galera_lab)
+    port = galera_lab.port("loadgen9")
+    out = tmp_path / "fk.json"
+    variants = [v.name for v in config.experiment("fk").variants]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clusterscope.cli", "loadgen", "run", "--experiment", "fk",
+         "--target", n1, "--target", n2, "--window", "3", "--warmup", "0", "--rounds", "4",
+         "--metrics-port", str(port), "--json-out", str(out), "--linger", "60"],
+        env=galera_lab.env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:  # until round 1 is complete for every variant
+            text = _scrape(port) or ""
+            done = {lab["variant"] for lab, v in _samples(text, "loadgen_window_seq") if v >= 1}
+            if done >= set(variants):
+                break
+            assert proc.poll() is None, proc.stdout.read()
+            time.sleep(0.5)
+        else:
+            pytest.fail("round 1 did not finish")
+        t_kill_before = time.time()
+        galera_lab.cli("lab", "galera", "kill-node", "2")
+        t_kill_after = time.time()
+        time.sleep(2)
+        t_sync_before = time.time()
+        galera_lab.cli("lab", "galera", "start-node", "2")
+        t_sync_after = time.time()
+        deadline = time.monotonic() + 120
+        while not out.exists() and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stdout.read()
+            time.sleep(0.5)
+        text = _scrape(port)  # the run lingers, serving its final values
+    finally:
+        proc.terminate()
+        log = proc.communicate(timeout=30)[0]
+    assert text, log
+    result = json.loads(out.read_text())
+    windows = [w for w in result["windows"] if not w["warmup"]]
+    for v in variants:
+        assert len([w for w in windows if w["variant"] == v]) == 4, log
+
+    touched = [w for w in windows if w["start"] < t_sync_before and w["end"] > t_kill_after]
+    untouched = [w for w in windows if w["end"] < t_kill_before or w["start"] > t_sync_after]
+    assert touched and untouched, log
+    assert all(not w["valid"] and w["reasons"] for w in touched), log
+    assert all(w["valid"] for w in untouched), [(w["variant"], w["reasons"]) for w in untouched]
+
+    # Overheads: recompute from the JSON windows, compare with the run and with /metrics.
+    swins = [stats.Window(w["variant"], w["seq"], w["valid"], w["throughput"],
+                          w["latency"].get("0.95", 0.0)) for w in windows]
+    exported = {lab["variant"]: v for lab, v in _samples(text, "loadgen_overhead_ratio")}
+    for name, est in result["estimates"].items():
+        pl = stats.pairs(swins, name, est["baseline"])
+        expect = [1 - v.throughput / b.throughput for b, v in pl]
+        assert est["overhead"]["n"] == len(expect) >= 2, log
+        assert est["overhead"]["mean"] == pytest.approx(sum(expect) / len(expect))
+        assert est["overhead"]["low"] < est["overhead"]["mean"] < est["overhead"]["high"]
+        assert exported[name] == pytest.approx(est["overhead"]["mean"])
+
+    invalid = sum(v for lab, v in _samples(text, "loadgen_windows_total")
+                  if lab["valid"] == "false")
+    assert invalid == len([w for w in windows if not w["valid"]])
+    tps = {lab["variant"] for lab, _ in _samples(text, "loadgen_window_tps")}
+    assert tps == set(variants)
+    for lab, _ in _samples(text, "loadgen_window_tps"):
+        assert lab["engine"] == "galera" and lab["experiment"] == "fk"
+
+    # Nothing written is lost: every child table's count matches what the run committed.
+    checked = {v["table"]: v for v in result["verification"]}
+    assert set(checked) == {"users_posts", "users_posts_fk1", "users_posts_fk"}
+    assert all(v["ok"] is True for v in checked.values()), checked
+
+
+def test_fk_table_rejects_an_orphan_insert(galera_lab) -> None:
+    n1, n2 = _targets(galera_lab)
+    t = Target.from_cnf(n1)
+    runner = Runner(config.experiment("fk"), "galera", [t, Target.from_cnf(n2)],
+                    out=lambda s: None)
+    runner.prepare()
+    conn = connect(t, database=runner.database)
+    try:
+        with conn.cursor() as cur:
+            with pytest.raises(pymysql.IntegrityError) as err:
+                cur.execute("INSERT INTO users_posts_fk (uid, fid, message) VALUES"
+                            " (999999999, 1, 'orphan')")
+            assert err.value.args[0] == 1452  # a foreign key constraint fails
+            cur.execute("INSERT INTO users_posts (uid, fid, message) VALUES"
+                        " (999999999, 1, 'no constraint')")
+            cur.execute("DELETE FROM users_posts WHERE uid = 999999999")
+    finally:
+        conn.close()
+
+
+def test_bad_experiment_and_refused_ddl_are_named(galera_lab) -> None:
+    n1, _ = _targets(galera_lab)
+    proc = galera_lab.cli("loadgen", "run", "--experiment", "nope", "--target", n1,
+                          check=False)
+    assert proc.returncode == 2 and "no experiment 'nope'" in proc.stderr
+    runner = Runner(config.experiment("batching_pk"), "galera", [Target.from_cnf(n1)],
+                    database="not_granted_db", out=lambda s: None)
+    with pytest.raises(RunError, match="experiment batching_pk: target .* refused the DDL"):
+        runner.prepare()
+
+
+def test_every_experiment_exports_every_variant(galera_lab) -> None:
+    targets = [Target.from_cnf(p) for p in _targets(galera_lab)]
+    for name in ("read_backup", "partitioning", "batching_pk"):
+        m = Metrics()
+        # read_backup's threads open several connections first: give them 2 s windows.
+        window = 2 if name == "read_backup" else 1
+        runner = Runner(config.experiment(name), "galera", targets, window=window, warmup=0,
+                        metrics=m, out=lambda s: None)
+        result = runner.run(rounds=1)
+        wins = {w["variant"]: w for w in result["windows"]}
+        assert all(w["valid"] for w in wins.values()), [(w["variant"], w["reasons"])
+                                                        for w in wins.values()]
+        for v in runner.variants:
+            labels = runner.labels(v.name)
+            assert m.registry.get_sample_value("loadgen_window_tps", labels) > 0, (name, v)
+            assert m.registry.get_sample_value(
+                "loadgen_window_latency_seconds", {**labels, "quantile": "0.95"}) > 0
+            if v.baseline:
+                assert m.registry.get_sample_value(
+                    "loadgen_overhead_pairs", {**labels, "baseline": v.baseline}) is not None
+        if name == "read_backup":
+            # wsrep_sync_wait=1 makes the other node's read causal: never stale.
+            assert wins["sync_wait_1"]["stale"] == 0
+        assert all(v["ok"] is True for v in result["verification"])
+
+
+def test_lab_start_and_stop(galera_lab) -> None:
+    galera_lab.cli("loadgen", "start", "--experiment", "read_backup", "--window", "1")
+    try:
+        svc = galera_lab.service("loadgen-read_backup")
+        assert svc["running"] and svc["part"] == "loadgen"
+        assert svc["extra"]["scrape"] == {"job": "loadgen", "path": "/metrics",
+                                          "labels": {"cluster": "lab-galera"}}
+        ports = {galera_lab.port(f"loadgen{i}") for i in range(10)}
+        assert svc["port"] in ports
+        deadline = time.monotonic() + 60
+        seen: set[str] = set()
+        while time.monotonic() < deadline and seen != {"sync_wait_0", "sync_wait_1"}:
+            text = _scrape(svc["port"]) or ""
+            seen = {lab["variant"] for lab, _ in _samples(text, "loadgen_window_tps")}
+            time.sleep(0.5)
+        assert seen == {"sync_wait_0", "sync_wait_1"}
+    finally:
+        galera_lab.cli("loadgen", "stop")
+    names = [s["name"] for s in galera_lab.status()["services"]]
+    assert "loadgen-read_backup" not in names
+    assert _scrape(svc["port"]) is None
