@@ -15,6 +15,7 @@ import time
 # name -> "module:function"; the function takes no arguments and returns a dict of figures
 # (at least one key containing "ratio"). Each part adds its own line.
 BENCHMARKS: dict[str, str] = {
+    "loadgen": "clusterscope_loadgen.bench:run",
     "galera": "galera_tracker.bench:run",
     "exporter": "ndbinfo_exporter.benchmark:run",
 }
