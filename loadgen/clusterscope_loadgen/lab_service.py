@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 LAB_CLUSTER = "lab-galera"
 
@@ -89,6 +90,19 @@ def _lab_changed(lab: object) -> None:
                 hook(lab)
             except Exception as exc:  # noqa: BLE001 - the loadgen runs either way
                 print(f"loadgen: {part} did not take the change: {exc}", file=sys.stderr)
+
+
+def lab_peer_configs(cnf: Path) -> list[Path]:
+    """Client configs of the other running Galera nodes of the lab a target config belongs
+    to (`<lab>/clients/galera-nodeN.cnf`), for when wsrep_incoming_addresses says AUTO."""
+    from clusterscope.lab.core import Lab, pid_alive
+    root = cnf.resolve().parent.parent
+    if not (root / "state.json").is_file():
+        return []
+    me = str(cnf.resolve())
+    return [Path(s.client_config) for s in Lab(root).services("galera")
+            if s.name.startswith("galera-node") and s.client_config
+            and str(Path(s.client_config).resolve()) != me and pid_alive(s.pid, s.start_time)]
 
 
 def cmd_stop(args: argparse.Namespace) -> int:

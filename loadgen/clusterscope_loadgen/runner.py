@@ -117,6 +117,13 @@ class Runner:
         self.peers = [t.endpoint for t in targets[1:]]
         if any(v.needs_peer for v in variants) and not self.peers and self.galera:
             self.peers = galera_peers(self.primary)
+            if not self.peers:  # AUTO addresses: a lab target knows its lab's other nodes
+                from clusterscope_loadgen.lab_service import lab_peer_configs
+                self.peers = [Target.from_cnf(c).endpoint
+                              for c in lab_peer_configs(self.primary.path)][:1]
+                if self.peers:
+                    out(f"loadgen: second node {self.peers[0].host}:{self.peers[0].port}"
+                        " (from the lab the target belongs to)")
         dropped = [v.name for v in variants if v.needs_peer and not self.peers]
         if dropped:
             if self.galera:
