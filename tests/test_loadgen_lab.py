@@ -196,3 +196,12 @@ def test_lab_start_and_stop(galera_lab) -> None:
     names = [s["name"] for s in galera_lab.status()["services"]]
     assert "loadgen-read_backup" not in names
     assert _scrape(svc["port"]) is None
+
+
+def test_cycle_runs_each_configured_experiment(galera_lab) -> None:
+    n1, _ = _targets(galera_lab)
+    proc = galera_lab.cli("loadgen", "cycle", "--experiments", "read_backup,fk", "--target", n1,
+                          "--window", "1", "--warmup", "0", "--duration", "1", "--threads", "2")
+    assert "experiment read_backup (galera" in proc.stdout
+    assert "experiment fk (galera" in proc.stdout
+    assert "MISMATCH" not in proc.stdout

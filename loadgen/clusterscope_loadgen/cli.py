@@ -24,7 +24,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--threads", type=int, help="the N of the experiment's variants")
         q.add_argument("--window", type=float, help="seconds per window")
         q.add_argument("--warmup", type=float, help="warm-up seconds before the first round")
-        q.add_argument("--metrics-port", type=int, help="serve /metrics on 127.0.0.1:PORT")
+        q.add_argument("--metrics-port", type=int, help="serve /metrics on ADDR:PORT")
+        q.add_argument("--metrics-addr", default="127.0.0.1",
+                       help="address for /metrics (default 127.0.0.1; 0.0.0.0 in a container)")
         q.add_argument("--cluster", help="cluster label (default: wsrep_cluster_name)")
         q.add_argument("--json-out", help="write windows, estimates and row checks as JSON")
         q.add_argument("--linger", type=float, default=0.0,
@@ -44,6 +46,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     c = lsub.add_parser("cycle", help="always-on: run the configured experiments in turn")
     c.add_argument("--experiments", help="comma-separated (default: all for the engine)")
     common(c)
+    c.add_argument("--duration", type=float,
+                   help="seconds per experiment (default: each experiment's own)")
     c.add_argument("--forever", action="store_true", help="cycle until stopped")
     c.set_defaults(func=cmd_cycle)
 
@@ -75,8 +79,9 @@ def _metrics(args: argparse.Namespace):  # noqa: ANN202
     from clusterscope_loadgen.metrics import Metrics
     m = Metrics()
     if args.metrics_port:
-        m.serve(args.metrics_port)
-        print(f"loadgen: metrics on http://127.0.0.1:{args.metrics_port}/metrics", flush=True)
+        m.serve(args.metrics_port, args.metrics_addr)
+        print(f"loadgen: metrics on http://{args.metrics_addr}:{args.metrics_port}/metrics",
+              flush=True)
     return m
 
 
@@ -122,8 +127,10 @@ def cmd_cycle(args: argparse.Namespace) -> int:
             for name in names:
                 runner = Runner(exps[name], args.engine, targets,
                                 **_runner_args(args, exps[name], metrics))
-                results.append(runner.run())
-            if not args.forever:
+                results.append(runner.run(duration=args.duration))
+                if runner.stopped:
+                    break
+            if not args.forever or runner.stopped:
                 break
     except _errors() as exc:
         print(f"loadgen: {exc}", file=sys.stderr)

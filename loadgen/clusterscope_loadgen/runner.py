@@ -102,6 +102,7 @@ class Runner:
         self.books: dict[str, RowBook] = {}
         self.verifications: list[dict] = []
         self.rebased: dict[str, list[str]] = {}
+        self.stopped = False
         self.galera = engine == "galera"
         try:
             self.tables = ddl.tables_for(exp.kind, engine, **(
@@ -447,6 +448,7 @@ class Runner:
                 elif time.monotonic() - start + round_len > (duration or self.exp.duration):
                     break
         except (Stop, KeyboardInterrupt):
+            self.stopped = True
             self.out("loadgen: stopping")
         finally:
             for s, h in old.items():
