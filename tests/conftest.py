@@ -114,3 +114,53 @@ def scratch_vm(tmp_path_factory: pytest.TempPathFactory):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def lab_scenario(lab: LabHandle) -> dict:
+    """One lab scenario that exercises what the dashboards and alerts show, run once.
+
+    With the parts that exist in this checkout up (ndb, galera, monitoring): a loadgen run
+    on Galera (read_backup, 3 s windows), two simulated NDB 7.6 restarts of node 2, a
+    Galera SIGKILL of node 3 under that load and its restart (IST), then a wait until the
+    loadgen has valid pairs and the recorded baselines exist. Returns `start`/`end` (epoch
+    seconds around the scenario), the parts that were up and the `steps` that ran.
+    """
+    import time
+
+    from clusterscope.lab.parts import load_parts
+
+    parts = [p for p in ("ndb", "galera", "monitoring") if p in load_parts()]
+    lab.ensure(*parts)
+    steps: list[str] = []
+    start = time.time() - 60  # include the minute the lab ran before the scenario
+    vm = None
+    if "monitoring" in parts:
+        from clusterscope.vmclient import VM
+
+        vm = VM.from_lab(lab.root)
+    if "galera" in parts and "start" in lab.cli("loadgen", "--help", check=False).stdout:
+        lab.cli("loadgen", "start", "--experiment", "read_backup", "--window", "3",
+                "--duration", "45")
+        steps.append("loadgen read_backup")
+    if "ndb" in parts:
+        for _ in range(2):  # the restart baseline (median of earlier restarts) needs two
+            lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale",
+                    "120", "--wait", timeout=300)
+        steps.append("ndb restart-node 2 x2")
+    if "galera" in parts:
+        lab.cli("lab", "galera", "kill-node", "3")
+        if vm is not None:  # let the scrapes see the reduced cluster before it heals
+            vm.wait_for('min(mysql_global_status_wsrep_cluster_size{cluster="lab-galera"}) < 3',
+                        timeout=60)
+        lab.cli("lab", "galera", "start-node", "3", timeout=300)
+        steps.append("galera kill-node 3 / start-node 3")
+    if vm is not None:
+        if "loadgen read_backup" in steps:
+            vm.wait_for("loadgen_overhead_ratio_lower", timeout=120)
+            steps.append("loadgen pairs")
+        if "ndb" in parts:
+            vm.wait_for("cluster_node:ndb_restart_total_seconds:baseline_median", timeout=120)
+        if "galera" in parts:
+            vm.wait_for('galera_recoveries_total{node="node3"}', timeout=60)
+    return {"start": start, "end": time.time(), "parts": parts, "steps": steps}

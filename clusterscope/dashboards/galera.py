@@ -6,6 +6,7 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders import dashboard as dash
 
 from clusterscope.dashboards import kit
+from clusterscope.dashboards.logs import galera_annotations
 from clusterscope.dashboards.uids import EXPERIMENTS, GALERA, LOGS, NDB_OVERVIEW
 
 C = 'cluster="$cluster"'
@@ -26,7 +27,8 @@ def galera() -> dash.Dashboard:
                                  'label_values(mysql_up{job="galera"}, cluster)'))
     d.with_variable(kit.prom_var("node", "node", f"label_values(mysql_up{{{C}}}, node)",
                                  multi=True))
-    d.annotation(recovery_annotation())
+    for a in galera_annotations():
+        d.annotation(a)
 
     d.with_row(dash.Row("Cluster"))
     d.with_panel(kit.stat_panel(
@@ -133,15 +135,15 @@ def galera() -> dash.Dashboard:
         "short",
         kit.q(f"sum by (node, kind, method) (increase(galera_recoveries_total{{{CN}}}"
               f"[$__rate_interval]))", "{{node}} {{kind}} {{method}}"), w=12, bars=True))
+    d.with_panel(kit.state_panel(
+        "Recovery in progress", "galera_recovery_in_progress: from PRIMARY -> JOINER to"
+        " JOINED -> SYNCED in the node's error log.",
+        kit.q(f"galera_recovery_in_progress{{{CN}}}", "{{node}}"),
+        mappings={"0": ("no", "green"), "1": ("RECOVERING", "orange")}, w=12))
     d.with_panel(kit.ts(
-        "Recovery running for", "Seconds since a running recovery started.", "s",
-        kit.q(f"(time() - galera_recovery_started_timestamp_seconds{{{CN}}})"
-              f" and on (node) (galera_recovery_in_progress{{{CN}}} == 1)", "{{node}}"), w=12))
+        "Time in the current state", "Seconds since the node's last wsrep state change (a"
+        " running recovery shows how long it has taken so far).", "s",
+        kit.q(f"time() - galera_state_last_change_timestamp_seconds{{{CN}}}", "{{node}}"),
+        w=12))
     return d
 
-
-def recovery_annotation() -> dash.AnnotationQuery:
-    from clusterscope.dashboards.logql import GALERA_RECOVERY_EVENTS
-
-    return (dash.AnnotationQuery().name("Galera recovery events (error logs)")
-            .datasource(kit.LOKI).enable(True).icon_color("blue").expr(GALERA_RECOVERY_EVENTS))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders import dashboard as dash
 
 from clusterscope.dashboards import kit
+from clusterscope.dashboards.logs import ndb_annotations
 from clusterscope.dashboards.uids import (
     GALERA,
     LOGS,
@@ -216,7 +217,8 @@ def restarts() -> dash.Dashboard:
                       "The last restart of each data node by phase, restart totals against"
                       " their baseline, and the restart in progress.", ["ndb"], LINKS)
     d.with_variable(_cluster_var()).with_variable(_node_var(multi=True))
-    d.annotation(restart_annotation())
+    for a in ndb_annotations():
+        d.annotation(a)
     d.with_row(dash.Row("Last restart"))
     simulated_row(d)
     d.with_panel(kit.table_panel(
@@ -263,9 +265,3 @@ def restarts() -> dash.Dashboard:
         kit.q(f"ndb_node_start_phase{{{C}, {N}}}", "node {{node_id}}"), w=12))
     return d
 
-
-def restart_annotation() -> dash.AnnotationQuery:
-    from clusterscope.dashboards.logql import NDB_RESTART_EVENTS
-
-    return (dash.AnnotationQuery().name("NDB restart events (cluster log)").datasource(kit.LOKI)
-            .enable(True).icon_color("orange").expr(NDB_RESTART_EVENTS))
