@@ -37,13 +37,13 @@ LEVELS: dict[str, str] = {
     "debug": "debug",
 }
 
-# Line formats: `regex` names its fields; the timestamp is `timestamp_source` (built by
+# Line formats: `regex` names its fields and also selects the lines the format applies to
+# (so every stage after it finds its fields); the timestamp is `timestamp_source` (built by
 # `timestamp_template` from the regex fields when set) parsed with the Go `layout`.
 FORMATS: dict[str, dict] = {
     # MariaDB 10.x: `2026-11-22  3:59:35 0 [Note] WSREP: ...` (hour padded with a space,
     # local time)
     "mariadb": {
-        "select": r"^\d{4}-\d{2}-\d{2}\s+\d{1,2}:\d{2}:\d{2} ",
         "regex": r"^(?P<date>\d{4}-\d{2}-\d{2})\s+(?P<time>\d{1,2}:\d{2}:\d{2})\s+"
                  r"(?P<thread>\d+)\s+\[(?P<severity>[A-Za-z]+)\]\s+(?P<message>.*)",
         "timestamp_template": "{{ .date }} {{ .time }}",
@@ -54,7 +54,6 @@ FORMATS: dict[str, dict] = {
     # PXC 5.7 (`2019-05-15T10:31:20.123456Z 0 [Note] WSREP: ...`) and PXC/MySQL 8.0
     # (`2023-03-12T12:48:43.293802Z 0 [Note] [MY-000000] [Galera] ...`)
     "mysql-iso": {
-        "select": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}",
         "regex": r"^(?P<ts_iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?"
                  r"(?:Z|[+-]\d{2}:\d{2}))\s+(?P<thread>\d+)\s+\[(?P<severity>[A-Za-z]+)\]"
                  r"(?:\s+\[(?P<code>MY-\d+)\]\s+\[(?P<subsystem>[^\]]+)\])?\s+(?P<message>.*)",
@@ -63,7 +62,6 @@ FORMATS: dict[str, dict] = {
     },
     # The SST scripts: `WSREP_SST: [INFO] rsync SST started on joiner (20261122 03:59:37.889)`
     "wsrep-sst": {
-        "select": r"^WSREP_SST: \[",
         "regex": r"^WSREP_SST: \[(?P<severity>[A-Za-z]+)\]\s+(?P<message>.*?)"
                  r"(?:\s+\((?P<sst_date>\d{8}) (?P<sst_time>\d{2}:\d{2}:\d{2}\.\d{3})\))?\s*$",
         "timestamp_template": "{{ .sst_date }} {{ .sst_time }}",
@@ -74,7 +72,6 @@ FORMATS: dict[str, dict] = {
     # ndb_mgmd's cluster log: `2024-01-01 12:00:00 [MgmtSrvr] INFO     -- Node 2: Start
     # phase 1 completed`; the reporting node becomes the `node` label (its node id).
     "ndb-cluster-log": {
-        "select": r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \[",
         "regex": r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2}) "
                  r"\[(?P<source>[^\]]+)\] (?P<severity>[A-Z]+)\s+-- "
                  r"(?:Node (?P<ndb_node>\d+): )?(?P<message>.*)",
@@ -82,14 +79,15 @@ FORMATS: dict[str, dict] = {
         "timestamp_source": "ts_local",
         "layout": "2006-01-02 15:04:05",
         "local_time": True,
+        # `Alloc node id 100 succeeded` names no node: label only the lines that do
         "labels": {"node": "ndb_node"},
+        "labels_select": r" -- Node \d+: ",
     },
     # The exporters' and monitoring daemons' own logs: Python logging
     # (`2026-11-22 09:00:00,123 WARNING ndbinfo_exporter: ...`), go-kit/slog logfmt
     # (`level=warn`/`level=WARN`), klog-style; only the severity is taken, the time is
     # the time promtail read the line.
     "daemon": {
-        "select": r".",
         "regex": r"(?i)(?:level=|\s)(?P<severity>debug|info|warn|warning|error|fatal|critical)\b",
     },
 }
@@ -117,7 +115,7 @@ def level_template(field: str = "severity") -> str:
         cond = " ".join(f'(eq $s "{w}")' for w in words)
         branches.append((f"or {cond}" if len(words) > 1 else cond.strip("()"), level))
     body = "".join(f"{'{{ if ' if i == 0 else '{{ else if '}{c} }}}}{lv}"
-                   for i, (c, lv) in enumerate(branches))
+                   for i, (c, lv) in enumerate(branches)) + "{{ else }}{{ $s }}"
     return f"{{{{ with .{field} }}}}{{{{ $s := ToLower . }}}}{body}{{{{ end }}}}{{{{ end }}}}"
 
 
@@ -126,10 +124,7 @@ def parse_line(fmt: str, line: str) -> dict[str, str] | None:
 
     The same regex the shipper runs; used by tests and `clusterscope logs parse`.
     """
-    spec = FORMATS[fmt]
-    if not re.search(spec["select"], line):
-        return None
-    m = re.search(spec["regex"], line)
+    m = re.search(FORMATS[fmt]["regex"], line)
     if not m:
         return None
     fields = {k: v for k, v in m.groupdict().items() if v is not None}

@@ -23,9 +23,10 @@ EVENTS: dict[str, tuple[str, str]] = {
     "galera_ist_received": ("mariadb", r"IST received: "),
     "galera_sst_received": ("mariadb", r"SST received: "),
     # NDB (ndb_mgmd cluster log)
-    "ndb_start_initiated": ("ndb_mgmd", r"Start initiated \(version"),
+    "ndb_start_initiated": ("ndb_mgmd", r"Start initiated \("),
     "ndb_start_phase": ("ndb_mgmd", r"Start phase \d+ completed"),
-    "ndb_started": ("ndb_mgmd", r"Started \(version"),
+    # `Started (version 7.6.x)` before 8.0.26, `Started (mysql-8.0.x ndb-8.0.x)` since
+    "ndb_started": ("ndb_mgmd", r"Started \((?:version |mysql-)"),
     "ndb_node_restart": ("ndb_mgmd", r"Node restart (?:completed|starting)|Restarting node"),
     "ndb_shutdown": ("ndb_mgmd", r"(?:Forced node shutdown|Node shutdown) (?:initiated|completed)"),
     "ndb_disconnected": ("ndb_mgmd", r"Node \d+ Disconnected"),

@@ -121,7 +121,7 @@ def _local_zone() -> str | None:
     return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else None
 
 
-def format_stages(fmt: str, zone: str | None) -> list[dict]:
+def format_stages(fmt: str, zone: str | None, selector: str) -> list[dict]:
     """Promtail stages that parse one format (applied only to lines it selects)."""
     spec = lf.FORMATS[fmt]
     inner: list[dict] = [{"regex": {"expression": spec["regex"]}}]
@@ -135,8 +135,12 @@ def format_stages(fmt: str, zone: str | None) -> list[dict]:
             ts["location"] = zone
         inner.append({"timestamp": ts})
     inner.append({"template": {"source": "level", "template": lf.level_template()}})
-    labels = {"level": "level", **spec.get("labels", {})}
-    inner.append({"labels": labels})
+    inner.append({"labels": {"level": "level"}})
+    if spec.get("labels"):
+        # an empty capture would become an empty label: label only the lines that have it
+        has_them = _logql_string(spec["labels_select"])
+        inner.append({"match": {"selector": f"{{{selector}}} |~ {has_them}",
+                                "stages": [{"labels": spec["labels"]}]}})
     return inner
 
 
@@ -151,17 +155,14 @@ def pipeline_stages(zone: str | None = None) -> list[dict]:
     for component, firstline in lf.MULTILINE_FIRSTLINE.items():
         stages.append({"match": {"selector": f'{{component="{component}"}}', "stages": [
             {"multiline": {"firstline": firstline, "max_wait_time": lf.MULTILINE_MAX_WAIT}}]}})
-    known = sorted(lf.COMPONENT_FORMATS)
-    for component, fmts in lf.COMPONENT_FORMATS.items():
+    known = "|".join(sorted(lf.COMPONENT_FORMATS))
+    per_component = [(f'component="{c}"', fmts) for c, fmts in lf.COMPONENT_FORMATS.items()]
+    for selector, fmts in [*per_component, (f'component!~"{known}"', lf.DEFAULT_FORMATS)]:
         for fmt in fmts:
-            line_filter = _logql_string(lf.FORMATS[fmt]["select"])
+            line_filter = _logql_string(lf.FORMATS[fmt]["regex"])
             stages.append({"match": {
-                "selector": f'{{component="{component}"}} |~ {line_filter}',
-                "stages": format_stages(fmt, zone)}})
-    for fmt in lf.DEFAULT_FORMATS:
-        stages.append({"match": {
-            "selector": f'{{component!~"{"|".join(known)}"}}',
-            "stages": format_stages(fmt, zone)}})
+                "selector": f"{{{selector}}} |~ {line_filter}",
+                "stages": format_stages(fmt, zone, selector)}})
     return stages
 
 
@@ -205,6 +206,8 @@ def promtail_config(lab: Lab) -> dict:
                    "grpc_listen_address": "127.0.0.1", "grpc_listen_port": 0,
                    "log_level": "warn"},
         "positions": {"filename": str(home / "positions.yaml")},
+        # how soon a new file (a node's log after its first start) is found
+        "target_config": {"sync_period": "2s"},
         "clients": [{
             "url": f"{loki_url(lab)}/loki/api/v1/push",
             "batchwait": "500ms",
