@@ -1,0 +1,252 @@
+"""The lab's NDB cluster, SIMULATED: a MariaDB serving `ndbinfo` plus the model driving it.
+
+Services: `ndb-sql` (MariaDB, database `ndbinfo`, account `ndbinfo_exporter` with SELECT on
+ndbinfo.* only; its 0600 client config is the service's client_config) and `ndb-model`
+(`python -m clusterscope.ndbsim`, extra["cluster_log"] = the simulated ndb_mgmd cluster
+log). Then the exporter joins via `clusterscope.lab.ndb_exporter.up(lab)` when present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+
+from clusterscope.lab import mariadb
+from clusterscope.lab.core import Lab, LabError
+
+NAME = "ndb"
+HELP = "NDB Cluster SIMULATOR: MariaDB serving ndbinfo views, driven by a cluster model"
+SQL = "ndb-sql"
+MODEL = "ndb-model"
+ACCOUNT = "ndbinfo_exporter"
+FAULTS = ("transporter-overload", "transporter-slowdown", "lcp-stall", "restart-stuck",
+          "view-error", "null-columns", "ndbinfo-offline", "clear")
+
+
+def add_up_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ndb-scenario", help="NDB simulator scenario: default, large or a YAML"
+                   " file (kept for the lab's lifetime)")
+    p.add_argument("--ndb-version", help="NDB version profile the simulator serves: 7.5, 7.6,"
+                   " 8.0, 8.4 or a release such as 8.0.36 (default: the scenario's)")
+
+
+def _sock(lab: Lab):
+    sock = lab.path("ndb", "sql") / "mysqld.sock"
+    if len(str(sock)) >= 108:
+        raise LabError(f"the socket path {sock} is {len(str(sock))} characters; unix sockets"
+                       " allow 107: use a shorter --lab-dir")
+    return sock
+
+
+def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
+    from ndbinfo_exporter.schema import version_tuple
+
+    from clusterscope.ndbsim import scenario as scenarios
+
+    settings = lab.settings(NAME)
+    scen = getattr(args, "ndb_scenario", None) or settings.get("scenario") or "default"
+    version = getattr(args, "ndb_version", None) or settings.get("version")
+    try:
+        path = scenarios.resolve(scen)
+        sc = scenarios.load(str(path))
+        version = version or sc.version
+        version_tuple(version)
+    except ValueError as exc:
+        raise LabError(str(exc)) from exc
+    running = lab.running(SQL) and lab.running(MODEL)
+    if running and (settings.get("scenario_path"), settings.get("version")) != (str(path),
+                                                                               version):
+        print(f"lab: ndb already runs scenario {settings.get('scenario')} version"
+              f" {settings.get('version')}; `lab down` first to change it", file=sys.stderr)
+    if not running:
+        lab.save_settings(NAME, {"scenario": scen, "scenario_path": str(path),
+                                 "version": version})
+    base = lab.path("ndb", "sql")
+    sock = _sock(lab)
+    port = lab.port(SQL)
+    if not lab.running(SQL):
+        lab.require_free(port, SQL)
+        mariadb.prepare_instance(base, port, {"innodb_buffer_pool_size": "32M",
+                                              "max_heap_table_size": "256M",
+                                              "innodb_flush_log_at_trx_commit": 2})
+        svc = mariadb.start_server(lab, SQL, NAME, "MariaDB serving the simulated ndbinfo"
+                                   " schema (NDB SQL node stand-in)", base, port, simulated=True)
+        mariadb.ensure_account(lab, sock, ACCOUNT, ["SELECT ON ndbinfo.*"])
+        cnf = mariadb.client_config(lab, SQL, ACCOUNT, port)
+        lab.register(dataclasses.replace(svc, client_config=str(cnf)))
+    if not lab.running(MODEL):
+        settings = lab.settings(NAME)
+        cluster_log = lab.path("ndb") / "cluster.log"
+        argv = [sys.executable, "-m", "clusterscope.ndbsim", "--socket", str(sock),
+                "--scenario", settings["scenario_path"], "--version", settings["version"],
+                "--cluster-log", str(cluster_log), "--sql-port", str(port)]
+        started = time.time()
+
+        def ready() -> None:
+            _wait_model(lab, sock, started, 60)
+
+        lab.spawn(MODEL, NAME, f"NDB cluster model, scenario {settings['scenario']},"
+                  f" version {settings['version']} (updates ndbinfo every second)", argv,
+                  port=None, simulated=True, wait_ready=ready,
+                  extra={"cluster_log": str(cluster_log), "scenario": settings["scenario"],
+                         "version": settings["version"], "socket": str(sock)})
+    try:
+        from clusterscope.lab import ndb_exporter
+    except ModuleNotFoundError:
+        return
+    ndb_exporter.up(lab)
+
+
+def _wait_model(lab: Lab, sock, started: float, timeout: float) -> None:
+    from clusterscope.ndbsim import control
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        if not lab.running(MODEL):
+            raise LabError("the NDB model exited while starting")
+        try:
+            st = control.state(sock)
+            if st.get("wall", 0) >= started:
+                return
+        except Exception as exc:  # noqa: BLE001 - not there yet
+            last = exc
+        time.sleep(0.3)
+    raise LabError(f"the NDB model did not report within {timeout:.0f} s ({last})")
+
+
+# -- `clusterscope lab ndb ...` ---------------------------------------------------------
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(NAME, help="control the simulated NDB cluster (restarts, faults)")
+    nsub = p.add_subparsers(dest="ndb_cmd", required=True)
+    st = nsub.add_parser("status", help="the model's nodes, LCP, restarts and faults")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=cmd_status)
+
+    r = nsub.add_parser("restart-node", help="restart a data node through every restart phase")
+    r.add_argument("node", type=int)
+    r.add_argument("--profile", choices=["7.5", "7.6"],
+                   help="restart behaviour (default: the version profile's)")
+    r.add_argument("--initial", action="store_true", help="initial node restart (no local"
+                   " recovery; all data copied from the live node)")
+    r.add_argument("--time-scale", type=float, default=1.0,
+                   help="play cluster time N times faster than the wall clock during the"
+                        " restart (reported seconds stay in cluster time)")
+    r.add_argument("--wait", action="store_true", help="return when the restart completed")
+    r.add_argument("--timeout", type=float, help="with --wait: give up after this many"
+                   " wall seconds (default: 3 x the planned duration + 60)")
+    r.set_defaults(func=cmd_restart)
+
+    f = nsub.add_parser("fault", help="inject (or with --off clear) a fault")
+    f.add_argument("fault", choices=FAULTS)
+    f.add_argument("--off", action="store_true")
+    f.add_argument("--node", type=int, help="transporter faults: reporting data node")
+    f.add_argument("--remote", type=int, help="transporter faults: the other end")
+    f.add_argument("--status", type=int, help="restart-stuck: node_restart_status_int to"
+                   " hold a restart in (e.g. 10)")
+    f.add_argument("--view", help="view-error / null-columns: the ndbinfo view")
+    f.add_argument("--columns", help="null-columns: comma-separated view columns")
+    f.set_defaults(func=cmd_fault)
+
+    v = nsub.add_parser("set-version", help="serve another version profile (views/columns)")
+    v.add_argument("version")
+    v.set_defaults(func=cmd_version)
+
+
+def _open(args: argparse.Namespace):
+    from clusterscope.lab.cli import open_lab
+    lab = open_lab(args)
+    svc = lab.service(MODEL)
+    if svc is None or not lab.running(MODEL) or not lab.running(SQL):
+        raise LabError("the NDB simulator is not running: `clusterscope lab up --ndb`")
+    return lab, svc.extra["socket"]
+
+
+def _run(fn) -> int:
+    from clusterscope.ndbsim.control import ControlError
+    try:
+        return fn()
+    except (LabError, ControlError) as exc:
+        print(f"lab ndb: {exc}", file=sys.stderr)
+        return 1
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    def go() -> int:
+        from clusterscope.ndbsim import control
+        _, sock = _open(args)
+        st = control.state(sock)
+        if args.json:
+            print(json.dumps(st, indent=2))
+            return 0
+        print(f"SIMULATED NDB cluster: scenario {st['scenario']}, version {st['version']},"
+              f" cluster time {st['cluster_secs']} s (x{st['time_scale']})")
+        for nid, n in st["nodes"].items():
+            rs = "" if n["restart_status"] is None else f", restart status {n['restart_status']}"
+            print(f"  node {nid}: {n['state']} (group {n['group']}, uptime {n['uptime']} s,"
+                  f" REDO {n['redo_used_ratio']:.1%}{rs})")
+        lcp = st["lcp"]
+        print(f"  LCP {lcp['id']}: {'running' if lcp['running'] else 'idle'},"
+              f" {lcp['progress']:.1%} (an LCP takes {lcp['full_lcp_secs']} s)")
+        for r in st["restarts"]:
+            print(f"  restart {r['id']}: node {r['node']} profile {r['profile']} status"
+                  f" {r['status']} (planned {r['planned_total_secs']} s, x{r['time_scale']})")
+        active = {k: v for k, v in st["faults"].items() if v}
+        print(f"  faults: {active or 'none'}")
+        return 0
+    return _run(go)
+
+
+def cmd_restart(args: argparse.Namespace) -> int:
+    def go() -> int:
+        from clusterscope.ndbsim import control
+        _, sock = _open(args)
+        res = control.send(sock, {"cmd": "restart", "node": args.node, "profile": args.profile,
+                                  "initial": args.initial, "time_scale": args.time_scale})
+        print(f"restart {res['restart_id']} of node {res['node']} (profile {res['profile']}):"
+              f" planned {res['planned_total_secs']} cluster s, ~{res['planned_wall_secs']}"
+              " wall s", flush=True)
+        if args.wait:
+            timeout = args.timeout or res["planned_wall_secs"] * 3 + 60
+            rec = control.wait_restart(sock, res["restart_id"], timeout)
+            print(f"restart {res['restart_id']} completed: total_restart_secs"
+                  f" {rec['total_restart_secs']}; statuses {rec['statuses']}")
+        return 0
+    return _run(go)
+
+
+def cmd_fault(args: argparse.Namespace) -> int:
+    def go() -> int:
+        from clusterscope.ndbsim import control
+        _, sock = _open(args)
+        if args.fault == "restart-stuck" and args.status is None and not args.off:
+            raise LabError("restart-stuck needs --status N (a node_restart_status_int)")
+        if args.fault in ("view-error", "null-columns") and not args.view:
+            raise LabError(f"{args.fault} needs --view NAME")
+        cmd = {"cmd": "fault", "fault": args.fault, "on": not args.off, "node": args.node,
+               "remote": args.remote, "status": args.status, "view": args.view,
+               "columns": [c.strip() for c in (args.columns or "").split(",") if c.strip()]}
+        res = control.send(sock, cmd)
+        active = {k: v for k, v in res["faults"].items() if v}
+        print(f"faults now: {active or 'none'}")
+        return 0
+    return _run(go)
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    def go() -> int:
+        from ndbinfo_exporter.schema import version_tuple
+
+        from clusterscope.ndbsim import control
+        lab, sock = _open(args)
+        try:
+            version_tuple(args.version)
+        except ValueError as exc:
+            raise LabError(str(exc)) from exc
+        res = control.send(sock, {"cmd": "version", "version": args.version})
+        lab.save_settings(NAME, {"version": res["version"]})
+        print(f"ndbinfo now serves version profile {res['version']}")
+        return 0
+    return _run(go)

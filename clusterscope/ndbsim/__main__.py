@@ -1,0 +1,162 @@
+"""The model process: `python -m clusterscope.ndbsim --socket S --scenario X ...`.
+
+Ticks at least once a second (10 times a second while a restart runs, so even a restart
+played at a large --time-scale shows every status at least once), applies commands queued
+by separate CLI calls, writes the tables, the state and the cluster log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from clusterscope.ndbsim import scenario as scenarios
+from clusterscope.ndbsim.clusterlog import ClusterLog
+from clusterscope.ndbsim.model import Model
+from clusterscope.ndbsim.store import Store
+
+FULL_EVERY = 1.0
+FAST_TICK = 0.1
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.sc = scenarios.load(args.scenario)
+        self.version = args.version or self.sc.version
+        self.model = Model(self.sc, self.version, sql_port=args.sql_port, seed=args.seed)
+        self.store = Store(args.socket, self.version)
+        self.log = ClusterLog(Path(args.cluster_log))
+        self.stop = False
+
+    def command(self, cmd: dict) -> dict:
+        m = self.model
+        kind = cmd.get("cmd")
+        if kind == "restart":
+            run = m.start_restart(int(cmd["node"]), cmd.get("profile"),
+                                  bool(cmd.get("initial")), float(cmd.get("time_scale") or 1))
+            self.store.record_restart(run.id, run.node, run.profile, run.initial,
+                                      run.time_scale, run.planned_total())
+            return {"restart_id": run.id, "node": run.node, "profile": run.profile,
+                    "planned_total_secs": run.planned_total(),
+                    "planned_wall_secs": round(run.planned_total() / run.time_scale, 1)}
+        if kind == "fault":
+            return self.fault(cmd)
+        if kind == "version":
+            self.version = cmd["version"]
+            m.version = self.version
+            self.store.version = self.version
+            self.store.ensure_schema(m.faults.offline, m.faults.view_error)
+            return {"version": self.version}
+        raise ValueError(f"unknown command {kind!r}")
+
+    def fault(self, cmd: dict) -> dict:
+        f = self.model.faults
+        name, on = cmd["fault"], bool(cmd.get("on", True))
+        if name in ("transporter-overload", "transporter-slowdown"):
+            key = (int(cmd.get("node") or 0), int(cmd.get("remote") or 0))
+            target = f.overload if name == "transporter-overload" else f.slowdown
+            if on:
+                target.add(key)
+            else:
+                target.difference_update({k for k in target if not cmd.get("node")
+                                          or k == key})
+        elif name == "lcp-stall":
+            f.lcp_stall = on
+        elif name == "restart-stuck":
+            f.restart_stuck = int(cmd["status"]) if on else None
+        elif name == "null-columns":
+            from ndbinfo_exporter import schema
+            view = schema.view(cmd["view"])
+            cols = cmd.get("columns") or []
+            for c in cols:
+                view.column(c)  # unknown column: StopIteration -> error below
+            if on:
+                f.null_columns[view.name] = cols
+            else:
+                f.null_columns.pop(view.name, None)
+            self.store.set_null_columns(f.null_columns)
+        elif name == "view-error":
+            from ndbinfo_exporter import schema
+            view = schema.view(cmd["view"]).name
+            (f.view_error.add if on else f.view_error.discard)(view)
+            self.store.apply_views(f.offline, f.view_error)
+        elif name == "ndbinfo-offline":
+            f.offline = on
+            self.store.apply_views(f.offline, f.view_error)
+        elif name == "clear":
+            self.model.faults = type(f)()
+            self.store.set_null_columns({})
+            self.store.apply_views(False, set())
+        else:
+            raise ValueError(f"unknown fault {name!r}")
+        return {"faults": self.model.faults.as_dict()}
+
+    def run(self) -> None:
+        self.store.ensure_schema()
+        self.log.write([("INFO", f"Node {self.sc.mgm_nodes[0]}: Simulated cluster"
+                                 f" '{self.sc.name}' (version {self.version}) model started")])
+        last = time.monotonic()
+        last_full = 0.0
+        while not self.stop:
+            now = time.monotonic()
+            for cid, cmd in self.store.pending_commands():
+                try:
+                    self.store.finish_command(cid, True, self.command(cmd))
+                except (ValueError, KeyError, StopIteration) as exc:
+                    self.store.finish_command(cid, False, {"error": str(exc) or repr(exc)})
+            self.model.tick(now - last)
+            last = now
+            full = (now - last_full >= FULL_EVERY) or self.model.membership_changed
+            self.store.write(self.model.tables(full=full))
+            if full:
+                last_full = now
+            self.flush_events(full)
+            busy = bool(self.model.restarts)
+            step = FAST_TICK if busy else FULL_EVERY
+            time.sleep(max(0.02, step - (time.monotonic() - now)))
+
+    def flush_events(self, full: bool) -> None:
+        m = self.model
+        self.log.write(m.log)
+        m.log.clear()
+        for run_id, node, status, ctime in m.status_events:
+            self.store.record_status(run_id, node, status, ctime)
+        m.status_events.clear()
+        for run_id, _node, total in m.completed:
+            self.store.finish_restart(run_id, total)
+        m.completed.clear()
+        if full or m.restarts:
+            self.store.put_state("model", {**m.status(), "wall": time.time()})
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m clusterscope.ndbsim",
+                                description="NDB Cluster simulator model (SIMULATED data)")
+    p.add_argument("--socket", required=True, help="the simulator MariaDB's unix socket")
+    p.add_argument("--scenario", default="default", help="scenario name or YAML file")
+    p.add_argument("--version", help="view profile (7.5, 7.6, 8.0, 8.4 or a release)")
+    p.add_argument("--cluster-log", required=True)
+    p.add_argument("--sql-port", type=int, default=3306)
+    p.add_argument("--seed", type=int)
+    args = p.parse_args(argv)
+    runner = Runner(args)
+
+    def stop(*_: object) -> None:
+        runner.stop = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        runner.run()
+    except Exception:  # noqa: BLE001 - the log is the only place a daemon can say why
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Writes the model's rows into the simulator's MariaDB and keeps its control tables.
+
+Database `ndbinfo`: the `ndb$*` MEMORY tables and the real-named views (DDL from
+`ndbinfo_exporter.schema`). Database `ndbsim` (not readable by the exporter's account):
+`commands` (what separate CLI calls ask the model to do), `state` (the model's status),
+`restarts` and `restart_log` (every restart and every status it passed through).
+
+A table is rewritten only when its rows changed, under `LOCK TABLES ... WRITE`, so a reader
+never sees it half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pymysql
+from ndbinfo_exporter import schema
+
+DB = "ndbinfo"
+SIM_DB = "ndbsim"
+# "ndbinfo offline": MariaDB cannot emit NDB's Note 1 / warning 40001, so offline views
+# return 0 rows plus warning 1292 (Truncated incorrect INTEGER value: 'offline')
+OFFLINE_WHERE = "CAST('offline' AS UNSIGNED) = 1"
+
+CONTROL_DDL = [
+    f"CREATE DATABASE IF NOT EXISTS {SIM_DB}",
+    f"CREATE TABLE IF NOT EXISTS {SIM_DB}.commands (id INT AUTO_INCREMENT PRIMARY KEY,"
+    " cmd TEXT NOT NULL, created DOUBLE NOT NULL, done DOUBLE NULL, ok TINYINT NULL,"
+    " result TEXT NULL) ENGINE=InnoDB",
+    f"CREATE TABLE IF NOT EXISTS {SIM_DB}.state (k VARCHAR(64) PRIMARY KEY, v MEDIUMTEXT,"
+    " updated DOUBLE) ENGINE=InnoDB",
+    f"CREATE TABLE IF NOT EXISTS {SIM_DB}.restarts (restart_id INT PRIMARY KEY,"
+    " node_id INT, profile VARCHAR(8), initial TINYINT, time_scale DOUBLE,"
+    " started DOUBLE, finished DOUBLE NULL, total_restart_secs INT NULL,"
+    " planned_total_secs INT) ENGINE=InnoDB",
+    f"CREATE TABLE IF NOT EXISTS {SIM_DB}.restart_log (id INT AUTO_INCREMENT PRIMARY KEY,"
+    " restart_id INT, node_id INT, status_int INT, status VARCHAR(80),"
+    " cluster_secs DOUBLE, wall DOUBLE) ENGINE=InnoDB",
+]
+
+
+def connect(sock: str | Path) -> pymysql.connections.Connection:
+    return pymysql.connect(unix_socket=str(sock), user="root", autocommit=True,
+                           connect_timeout=5, read_timeout=30, write_timeout=30)
+
+
+class Store:
+    def __init__(self, sock: str | Path, version: str) -> None:
+        self.sock = sock
+        self.version = version
+        self.conn = connect(sock)
+        self.last: dict[str, int] = {}
+        self.null_columns: dict[str, set[str]] = {}
+        self._base_cols: dict[str, list[str]] = {}
+
+    def cur(self) -> pymysql.cursors.Cursor:
+        self.conn.ping(reconnect=True)
+        return self.conn.cursor()
+
+    # -- schema ------------------------------------------------------------------------
+    def ensure_schema(self, offline: bool = False, broken: set[str] | None = None) -> None:
+        """(Re)create `ndbinfo` for the version profile; keep `ndbsim`'s history."""
+        with self.cur() as cur:
+            for stmt in CONTROL_DDL:
+                cur.execute(stmt)
+            cur.execute(f"DROP DATABASE IF EXISTS {DB}")
+            cur.execute(f"CREATE DATABASE {DB} DEFAULT CHARSET latin1")
+            for stmt in schema.ddl(self.version, DB).tables:
+                cur.execute(stmt)
+        self._base_cols = {t.name: [n for n, _ in t.columns_for(self.version)]
+                           for t in schema.base_tables_for(self.version)}
+        self.last.clear()
+        self.apply_views(offline, broken or set())
+
+    def apply_views(self, offline: bool, broken: set[str]) -> None:
+        where = OFFLINE_WHERE if offline else ""
+        with self.cur() as cur:
+            for v in schema.views_for(self.version):
+                sql = schema.create_view_sql(v, self.version, DB, where)
+                if v.name in broken:
+                    # a view whose base table no longer matches: every SELECT fails with
+                    # error 1356, like an SQL node whose view definition the data nodes
+                    # do not support
+                    ghost = f"{v.base}_sim_broken"
+                    cur.execute(f"CREATE TABLE IF NOT EXISTS {DB}.`{ghost}` LIKE {DB}.`{v.base}`")
+                    cur.execute(sql.replace(f"`{v.base}`", f"`{ghost}`"))
+                    cur.execute(f"DROP TABLE {DB}.`{ghost}`")
+                else:
+                    cur.execute(sql)
+
+    # -- rows --------------------------------------------------------------------------
+    def write(self, tables: dict[str, tuple[list[str], list[tuple]]]) -> int:
+        written = 0
+        with self.cur() as cur:
+            for name, (cols, rows) in tables.items():
+                target = self._base_cols.get(name)
+                if target is None:
+                    continue  # this version has no such table
+                idx = {c: i for i, c in enumerate(cols)}
+                nulls = self.null_columns.get(name, set())
+                proj = [(idx.get(c), c in nulls) for c in target]
+                data = [tuple(None if (i is None or null) else r[i] for i, null in proj)
+                        for r in rows]
+                h = hash(tuple(data))
+                if self.last.get(name) == h:
+                    continue
+                cur.execute(f"LOCK TABLES {DB}.`{name}` WRITE")
+                try:
+                    cur.execute(f"DELETE FROM {DB}.`{name}`")
+                    if data:
+                        marks = ", ".join(["%s"] * len(target))
+                        cur.executemany(f"INSERT INTO {DB}.`{name}` VALUES ({marks})", data)
+                finally:
+                    cur.execute("UNLOCK TABLES")
+                self.last[name] = h
+                written += 1
+        return written
+
+    def set_null_columns(self, by_view: dict[str, list[str]]) -> None:
+        """View columns -> the base columns the model writes NULL into (version skew)."""
+        out: dict[str, set[str]] = {}
+        for view_name, cols in by_view.items():
+            v = schema.view(view_name)
+            for c in cols:
+                col = v.column(c)
+                src = col.source or col.expr or c
+                if "(" in src:  # an aggregate: the base column has the view column's name
+                    src = c
+                src = src.split(".")[-1].strip("`")
+                out.setdefault(v.base, set()).add(src)
+                for extra in v.also_bases:
+                    out.setdefault(extra, set()).add(src)
+        self.null_columns = out
+        self.last.clear()
+
+    # -- control -----------------------------------------------------------------------
+    def pending_commands(self) -> list[tuple[int, dict]]:
+        with self.cur() as cur:
+            cur.execute(f"SELECT id, cmd FROM {SIM_DB}.commands WHERE done IS NULL ORDER BY id")
+            return [(i, json.loads(c)) for i, c in cur.fetchall()]
+
+    def finish_command(self, cid: int, ok: bool, result: dict) -> None:
+        with self.cur() as cur:
+            cur.execute(f"UPDATE {SIM_DB}.commands SET done=%s, ok=%s, result=%s WHERE id=%s",
+                        (time.time(), int(ok), json.dumps(result), cid))
+
+    def put_state(self, key: str, value: dict) -> None:
+        with self.cur() as cur:
+            cur.execute(f"REPLACE INTO {SIM_DB}.state (k, v, updated) VALUES (%s, %s, %s)",
+                        (key, json.dumps(value), time.time()))
+
+    def record_restart(self, run_id: int, node: int, profile: str, initial: bool,
+                       time_scale: float, planned: int) -> None:
+        with self.cur() as cur:
+            cur.execute(f"REPLACE INTO {SIM_DB}.restarts (restart_id, node_id, profile, initial,"
+                        " time_scale, started, planned_total_secs) VALUES (%s,%s,%s,%s,%s,%s,%s)",
+                        (run_id, node, profile, int(initial), time_scale, time.time(), planned))
+
+    def record_status(self, run_id: int, node: int, status: int, ctime: float) -> None:
+        with self.cur() as cur:
+            cur.execute(f"INSERT INTO {SIM_DB}.restart_log (restart_id, node_id, status_int,"
+                        " status, cluster_secs, wall) VALUES (%s,%s,%s,%s,%s,%s)",
+                        (run_id, node, status, schema.RESTART_STATUS[status], ctime, time.time()))
+
+    def finish_restart(self, run_id: int, total: int) -> None:
+        with self.cur() as cur:
+            cur.execute(f"UPDATE {SIM_DB}.restarts SET finished=%s, total_restart_secs=%s"
+                        " WHERE restart_id=%s", (time.time(), total, run_id))
