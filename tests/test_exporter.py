@@ -639,3 +639,57 @@ def test_process_tls_auth_secrets_and_db_down(scratch: Scratch, cur, tmp_path: P
     text = log.read_text()
     assert "cannot query the SQL node" in text  # the outage was logged ...
     assert db_pw not in text and web_pw not in text  # ... without secrets
+
+
+# -- the shared view definitions (what the lab simulator serves), per version profile ---
+def base_insert(cur, version: str, table: str, rows: list[dict]) -> None:
+    cols = [c for c, _ in next(t for t in schema.base_tables_for(version)
+                               if t.name == table).columns_for(version)]
+    for row in rows:
+        unknown = set(row) - set(cols)
+        assert not unknown, (table, unknown)
+        cur.execute(f"INSERT INTO ndbinfo.`{table}` ({', '.join(f'`{c}`' for c in cols)})"
+                    f" VALUES ({', '.join(['%s'] * len(cols))})", [row.get(c) for c in cols])
+
+
+@pytest.mark.parametrize("profile", ["7.5", "8.0"])
+def test_real_view_definitions_per_version(scratch: Scratch, cur, tmp_path: Path,
+                                           profile: str) -> None:
+    """ndb$ base tables + the real-named views (SQL SECURITY INVOKER) of a version profile:
+    enum decodes and aggregation happen in the views, the exporter reads them unchanged."""
+    cur.execute("DROP DATABASE ndbinfo")
+    cur.execute("CREATE DATABASE ndbinfo")
+    for stmt in schema.ddl(profile).statements():
+        cur.execute(stmt)
+    base_insert(cur, profile, "ndb$nodes", [
+        {"node_id": 1, "uptime": 100, "status": 3, "start_phase": 0, "config_generation": 1},
+        {"node_id": 2, "uptime": 5, "status": 2, "start_phase": 4, "config_generation": 1}])
+    base_insert(cur, profile, "ndb$threads", [
+        {"node_id": 1, "thr_no": 0, "thread_name": "main", "thread_description": "main"},
+        {"node_id": 1, "thr_no": 1, "thread_name": "ldm", "thread_description": "ldm"}])
+    base_insert(cur, profile, "ndb$cpustat", [
+        {"node_id": 1, "thr_no": 1, "OS_user": 61, "OS_system": 7, "OS_idle": 32,
+         "thread_exec": 66, "elapsed_time": 1000000}])
+    base_insert(cur, profile, "ndb$transporters", [
+        {"node_id": 1, "remote_node_id": 2, "connection_status": 1, "bytes_sent": 4242,
+         "bytes_received": 99}])
+    base_insert(cur, profile, "ndb$pools", [
+        {"node_id": 1, "block_number": 254, "block_instance": 0, "pool_name": "Data memory",
+         "used": 10, "total": 100, "entry_size": 32768}])
+    ss = samples(make_scraper(scratch, tmp_path / "s.json").scrape())
+    assert val(ss, "ndb_up") == 1
+    assert val(ss, "ndb_node_status", node_id=1, status="STARTED") == 1
+    assert val(ss, "ndb_node_status", node_id=2, status="STARTING") == 1
+    assert val(ss, "ndb_node_start_phase", node_id=2) == 4
+    assert val(ss, "ndb_thread_cpu_percent", node_id=1, thr_no=1, thread_name="ldm",
+               mode="os_user") == 61
+    assert val(ss, "ndb_transporter_status", node_id=1, remote_node_id=2,
+               status="CONNECTING") == 1
+    assert val(ss, "ndb_transporter_sent_bytes_total", node_id=1, remote_node_id=2) == 4242
+    assert val(ss, "ndb_memory_used_bytes", node_id=1, memory_type="Data memory") == 327680
+    has_details = any(v.name == "transporter_details" for v in schema.views_for(profile))
+    assert val(ss, "ndb_exporter_collector_supported",
+               collector="transporter_details") == (1 if has_details else 0)
+    for c in ALL:
+        if all(any(v.name == name for v in schema.views_for(profile)) for name in c.views):
+            assert val(ss, "ndb_exporter_collector_success", collector=c.name) == 1, c.name
