@@ -114,6 +114,7 @@ def test_exporter_in_the_lab_through_restarts(ndb_lab) -> None:
 
     # a 7.6 restart: its phases appear, and exactly one completed restart is counted
     seen = restart_and_watch(ndb_lab, port, node, "7.6", before)
+    print("7.6 restart statuses seen by the exporter:", seen)
     assert len(seen) >= 2 and seen[-1] in COMPLETED, seen
     ss = scrape(port)
     assert val(ss, "ndb_restarts_completed_total", node_id=node) == before + 1
@@ -144,3 +145,53 @@ def test_exporter_in_the_lab_through_restarts(ndb_lab) -> None:
     assert val(ss, "ndb_restart_total_seconds", node_id=node) == row["total_restart_secs"]
     assert val(ss, "ndb_restart_phase_seconds", node_id=node, phase="restore_fragments") == \
         row["secs_restore_fragments"]
+
+
+def wait_scrape(port: int, pred, timeout: float = 30) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        ss = scrape(port)
+        if pred(ss) or time.monotonic() > deadline:
+            return ss
+        time.sleep(0.5)
+
+
+def test_exporter_in_the_lab_under_faults(ndb_lab) -> None:
+    port = ndb_lab.service("ndb-exporter")["port"]
+
+    # ndbinfo offline: no data and ndb_up 0, said as such (not an empty cluster)
+    ndb_lab.cli("lab", "ndb", "fault", "ndbinfo-offline")
+    try:
+        ss = wait_scrape(port, lambda s: val(s, "ndb_ndbinfo_offline") == 1)
+        assert val(ss, "ndb_ndbinfo_offline") == 1 and val(ss, "ndb_up") == 0
+        assert not series(ss, "ndb_node_status") and not series(ss, "ndb_thread_cpu_percent")
+    finally:
+        ndb_lab.cli("lab", "ndb", "fault", "ndbinfo-offline", "--off")
+    ss = wait_scrape(port, lambda s: val(s, "ndb_up") == 1)
+    assert val(ss, "ndb_up") == 1 and val(ss, "ndb_ndbinfo_offline") == 0
+
+    # NULL columns (version skew): those samples go, the collector still succeeds
+    ndb_lab.cli("lab", "ndb", "fault", "null-columns", "--view", "cpustat",
+                "--columns", "OS_user")
+    try:
+        ss = wait_scrape(port, lambda s: not [1 for lbl, _ in series(s, "ndb_thread_cpu_percent")
+                                              if lbl["mode"] == "os_user"])
+        modes = {lbl["mode"] for lbl, _ in series(ss, "ndb_thread_cpu_percent")}
+        assert "os_user" not in modes and "exec" in modes
+        assert val(ss, "ndb_exporter_collector_success", collector="cpustat") == 1
+    finally:
+        ndb_lab.cli("lab", "ndb", "fault", "clear")
+
+    # a view that errors: its collector fails, the others keep working
+    ndb_lab.cli("lab", "ndb", "fault", "view-error", "--view", "counters")
+    try:
+        ss = wait_scrape(port, lambda s: val(s, "ndb_exporter_collector_success",
+                                             collector="counters") == 0)
+        assert val(ss, "ndb_exporter_collector_success", collector="counters") == 0
+        assert val(ss, "ndb_exporter_collector_success", collector="cpustat") == 1
+        assert val(ss, "ndb_up") == 1
+    finally:
+        ndb_lab.cli("lab", "ndb", "fault", "clear")
+    ss = wait_scrape(port, lambda s: val(s, "ndb_exporter_collector_success",
+                                         collector="counters") == 1)
+    assert series(ss, "ndb_counters_total")
