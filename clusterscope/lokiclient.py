@@ -70,6 +70,14 @@ class Loki:
                for ts, line in r["values"]]
         return sorted(out, key=lambda e: e.ts_ns)
 
+    def instant(self, expr: str, at: float | None = None) -> list[dict]:
+        """A metric query at one time: Prometheus-style `result` ({metric, value})."""
+        out = self._get("/loki/api/v1/query", {"query": expr,
+                                                "time": str(int((at or time.time()) * 1e9))})
+        if out.get("status") != "success":
+            raise LokiError(f"query failed: {out}")
+        return out["data"]["result"]
+
     def labels(self, name: str | None = None) -> list[str]:
         path = f"/loki/api/v1/label/{name}/values" if name else "/loki/api/v1/labels"
         return self._get(path, {}).get("data", [])

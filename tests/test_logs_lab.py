@@ -1,0 +1,177 @@
+"""Loki and promtail in the real lab: lines reach Loki with their labels, a Galera IST
+recovery and a simulated NDB restart show up through the dashboards' LogQL, and Loki going
+down stops no exporter and loses no line."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+import urllib.request
+import uuid
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from clusterscope import logql
+from clusterscope.lab import logs
+from clusterscope.lab.core import Lab, pid_alive
+from clusterscope.lab.parts import load_parts
+from clusterscope.lokiclient import Loki
+
+pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(scope="module")
+def logs_lab(lab):
+    parts = [p for p in ("ndb", "galera", "monitoring") if p in load_parts()]
+    lab.ensure(*parts)
+    real = Lab(lab.root, lab.port_base)
+    if real.service("loki") is None:  # a monitoring part that does not start logs yet
+        logs.up(real)
+    logs.refresh(real)
+    return lab
+
+
+@pytest.fixture(scope="module")
+def loki(logs_lab) -> Loki:
+    return Loki(f"http://127.0.0.1:{logs_lab.port('loki')}")
+
+
+def _append(path: str, line: str) -> None:
+    with open(path, "a") as f:
+        f.write(line + "\n")
+
+
+def _mariadb_line(severity: str, text: str) -> str:
+    # MariaDB's own format: local time, hour padded with a space
+    now = datetime.now()
+    return f"{now:%Y-%m-%d} {now.hour:2d}:{now:%M:%S} 0 [{severity}] {text}"
+
+
+def test_a_galera_log_line_reaches_loki_with_its_labels(logs_lab, loki):
+    node = logs_lab.service("galera-node2")
+    marker = f"clusterscope-logs-test {uuid.uuid4()}"
+    t0 = time.time()
+    _append(node["extra"]["error_log"], _mariadb_line("Warning", marker))
+    found = loki.wait_for(f'{{cluster="lab-galera", node="node2"}} |= "{marker}"', t0 - 5,
+                          timeout=30)
+    assert len(found) == 1
+    labels = found[0].labels
+    assert (labels["cluster"], labels["node"], labels["component"], labels["level"]) == (
+        "lab-galera", "node2", "mariadb", "warning")
+    # the entry carries the line's own time (whole seconds), not the time it was read
+    assert int(found[0].ts_ns // 1e9) in (int(t0), int(t0) + 1)
+    assert found[0].ts_ns % 1_000_000_000 == 0
+
+
+def test_errors_by_node_counts_an_error_line(logs_lab, loki):
+    node = logs_lab.service("galera-node1")
+    marker = f"clusterscope-logs-test error {uuid.uuid4()}"
+    t0 = time.time()
+    _append(node["extra"]["error_log"], _mariadb_line("ERROR", marker))
+    loki.wait_for(f'{{cluster="lab-galera"}} |= "{marker}"', t0 - 5, timeout=30)
+    expr = logql.render(logql.QUERIES["errors_by_node"], cluster="lab-galera", range_="10m")
+    series = {(r["metric"].get("node"), r["metric"].get("component")): float(r["value"][1])
+              for r in loki.instant(expr)}
+    assert series.get(("node1", "mariadb"), 0) >= 1
+    errors = loki.entries(logql.render(logql.QUERIES["errors"], cluster="lab-galera"), t0 - 5)
+    assert any(marker in e.line for e in errors)
+
+
+def test_exporter_logs_are_shipped(logs_lab, loki):
+    t0 = time.time() - 3600
+    found = loki.wait_for('{component="mysqld-exporter", cluster="lab-galera"}', t0, timeout=30)
+    assert {e.labels.get("node") for e in found} <= {"node1", "node2", "node3"}
+    assert all(e.labels.get("node") for e in found)
+
+
+def test_galera_ist_recovery_appears_as_events(logs_lab, loki):
+    t0 = time.time()
+    logs_lab.cli("lab", "galera", "kill-node", "3")
+    logs_lab.cli("lab", "galera", "start-node", "3", timeout=400)
+    expr = logql.render(logql.QUERIES["galera_recovery_events"], cluster="lab-galera",
+                        node="node3")
+
+    def synced(entries):
+        return any(e.labels.get("to_state") == "SYNCED" for e in entries)
+
+    deadline = time.monotonic() + 30
+    while True:
+        entries = loki.entries(expr, t0 - 1)
+        if synced(entries) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    shifts = [(e.labels.get("from_state"), e.labels.get("to_state")) for e in entries
+              if e.labels.get("to_state")]
+    assert ("PRIMARY", "JOINER") in shifts and ("JOINED", "SYNCED") in shifts, shifts
+    assert shifts.index(("PRIMARY", "JOINER")) < shifts.index(("JOINED", "SYNCED"))
+    kinds = {logql.classify(e.line) for e in entries}
+    assert "galera_ist_received" in kinds, [e.line for e in entries]
+    assert all(e.labels["node"] == "node3" for e in entries)
+    # the annotation's query finds the same state changes
+    anno = next(a for a in logql.ANNOTATIONS if a["name"] == "Galera state changes")
+    anno_entries = loki.entries(logql.render(anno["expr"], cluster="lab-galera",
+                                             node="node3"), t0 - 1)
+    assert {(e.labels.get("from_state"), e.labels.get("to_state"))
+            for e in anno_entries} >= {("PRIMARY", "JOINER"), ("JOINED", "SYNCED")}
+
+
+def test_simulated_ndb_restart_appears_as_events(logs_lab, loki):
+    if "ndb" not in load_parts():
+        pytest.fail("the ndb part (clusterscope/lab/ndb.py) is missing")
+    t0 = time.time()
+    logs_lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale", "120",
+                 "--wait", timeout=300)
+    expr = logql.render(logql.QUERIES["ndb_restart_phases"], cluster="lab-ndb")
+    entries = loki.wait_for(expr, t0 - 1, timeout=30,
+                            predicate=lambda e: logql.classify(e.line) == "ndb_started")
+    entries = loki.entries(expr, t0 - 1)
+    node2 = [e for e in entries if e.labels.get("node") == "2"]
+    phases = {int(e.labels["phase"]): e.ts_ns for e in node2 if e.labels.get("phase")}
+    # every start phase of a node restart, each stamped with the cluster log's own time
+    # (whole seconds: at --time-scale 120 several phases share one, so only "not after
+    # Started" is an order Loki can keep)
+    assert set(phases) >= {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101}, sorted(phases)
+    started = [e.ts_ns for e in node2 if logql.classify(e.line) == "ndb_started"]
+    assert started and max(phases.values()) <= max(started)
+    assert all(ts % 1_000_000_000 == 0 for ts in phases.values())
+    assert all(e.labels.get("simulated") == "true" for e in entries)
+
+
+def _metrics_ok(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            return r.status == 200 and len(r.read()) > 0
+    except OSError:
+        return False
+
+
+def test_loki_down_stops_no_exporter_and_loses_no_line(logs_lab, loki):
+    """Runs last in this module: it kills Loki and brings it back."""
+    real = Lab(logs_lab.root, logs_lab.port_base)
+    exporters = [s for s in real.services() if (s.extra or {}).get("scrape")
+                 and s.name not in ("loki", "promtail") and s.port]
+    assert exporters
+    svc = real.service("loki")
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(svc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while pid_alive(svc.pid, svc.start_time) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not pid_alive(svc.pid, svc.start_time)
+    marker = f"clusterscope-logs-test while-loki-down {uuid.uuid4()}"
+    t0 = time.time()
+    _append(logs_lab.service("galera-node3")["extra"]["error_log"],
+            _mariadb_line("Note", marker))
+    time.sleep(2)  # promtail reads it and fails to push
+    down = {s.name: _metrics_ok(s.port) for s in exporters}
+    assert all(down.values()), down
+    assert real.running("promtail")
+    logs.up(real)  # Loki back (its WAL replays); promtail's retries deliver the line
+    found = loki.wait_for(f'{{cluster="lab-galera", node="node3"}} |= "{marker}"', t0 - 5,
+                          timeout=60)
+    assert len(found) == 1
+    assert Path(real.service("loki").extra["data"]).is_dir()
