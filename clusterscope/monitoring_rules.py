@@ -65,7 +65,9 @@ def ndb_groups(c: dict) -> list[Group]:
     hist = n["restart_history"]
     done = " or ".join(f"max {WITHOUT} (ndb_restart_status{{{s}}}) == {v}"
                        for v in n["restart_completed_states"])
-    just_done = f"(increase(ndb_restarts_completed_total{{{s}}}[{w}]) > 0)"
+    # A counter that first appears (exporter's first restart) has no increase to see.
+    c = f"ndb_restarts_completed_total{{{s}}}"
+    just_done = f"(increase({c}[{w}]) > 0 or ({c} unless {c} offset {w}))"
     total_done = f"max {WITHOUT} (ndb_restart_total_seconds{{{s}}}) and on (cluster, node_id) ({done})"
     phase_done = f"max {WITHOUT} (ndb_restart_phase_seconds{{{s}}}) and on (cluster, node_id) ({done})"
     base_total = ("quantile_over_time(0.5, cluster_node:ndb_restart_total_seconds:completion"
