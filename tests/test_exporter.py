@@ -636,6 +636,8 @@ def test_process_tls_auth_secrets_and_db_down(scratch: Scratch, cur, tmp_path: P
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+        if not scratch.lab.running("exporter-test-sql"):
+            scratch.start()  # the tests after this one need the server
     text = log.read_text()
     assert "cannot query the SQL node" in text  # the outage was logged ...
     assert db_pw not in text and web_pw not in text  # ... without secrets
