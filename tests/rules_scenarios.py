@@ -57,12 +57,15 @@ class Timeline:
 
 
 def restart_timeline(restarts: list[dict[str, float]], node_id: str = "2",
-                     running_steps: int = 4, idle_steps: int = 16) -> Timeline:
+                     running_steps: int = 4, idle_steps: int = 16,
+                     fresh_exporter: bool = False) -> Timeline:
     """Each restart: `running_steps` samples in progress (status 8), then `idle_steps`
-    samples showing the completed row (status 12 on the master) until the next one."""
+    samples showing the completed row (status 12 on the master) until the next one.
+    `fresh_exporter`: like the real one, no restart series at all before the first restart
+    completed (restart_info is empty, the counter does not exist yet)."""
     status: list[float | None] = []
     totals: list[float | None] = []
-    count: list[float] = []
+    count: list[float | None] = []
     phases: dict[str, list[float | None]] = {}
     done = 0
     completions = []
@@ -84,6 +87,9 @@ def restart_timeline(restarts: list[dict[str, float]], node_id: str = "2",
             count.append(done)
             for name in names:
                 phases.setdefault(name, []).append(full[name])
+    if fresh_exporter:
+        for k in range(running_steps):
+            status[k] = totals[k] = count[k] = None  # type: ignore[call-overload]
     node = {**NDB, "node_id": node_id}
     series = [_series("ndb_restart_status", node, status),
               _series("ndb_restart_total_seconds", node, totals),

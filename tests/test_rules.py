@@ -136,6 +136,15 @@ def test_restart_regression_fires_on_6m49s_to_19m11s(tmp_path) -> None:
     ])
 
 
+def test_restart_regression_counts_the_restart_that_creates_the_series(tmp_path) -> None:
+    """A fresh exporter has no restart series until its first restart completes; that first
+    restart still counts as one of the three earlier restarts."""
+    t = restart_timeline([dict(PHASES_76)] * 3 + [dict(PHASES_75)], fresh_exporter=True)
+    promtool_test(tmp_path, t.series, [
+        firing("NdbRestartTimeRegressed", t.completions[-1] + WINDOW,
+               [{**NODE, "phase": "wait_lcp_for_restart"}])])
+
+
 def test_restart_regression_quiet_on_75_variance_alone(tmp_path) -> None:
     rng = random.Random(75)
     restarts = [noisy_75(rng) for _ in range(10)]
