@@ -139,7 +139,10 @@ class Runner:
         if t.datasource == "prometheus":
             if t.instant:
                 return len(self.vm.query(expr, self.end))
-            return len(self.vm.query_range(expr, self.start, self.end, self.step))
+            n = len(self.vm.query_range(expr, self.start, self.end, self.step))
+            # the range's last step may fall before a series that began in the final
+            # seconds; Grafana's next refresh would show it, so look at `end` itself too
+            return n or len(self.vm.query(expr, self.end))
         if t.datasource == "loki":
             if not self.loki:
                 raise VMError("no Loki in the lab")
