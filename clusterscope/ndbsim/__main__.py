@@ -72,8 +72,10 @@ class Runner:
             from ndbinfo_exporter import schema
             view = schema.view(cmd["view"])
             cols = cmd.get("columns") or []
-            for c in cols:
-                view.column(c)  # unknown column: StopIteration -> error below
+            unknown = [c for c in cols if c not in {x.name for x in view.columns}]
+            if unknown or not cols:
+                raise ValueError(f"view {view.name} has no column(s) {', '.join(unknown)};"
+                                 f" it has: {', '.join(x.name for x in view.columns)}")
             if on:
                 f.null_columns[view.name] = cols
             else:
@@ -106,7 +108,7 @@ class Runner:
             for cid, cmd in self.store.pending_commands():
                 try:
                     self.store.finish_command(cid, True, self.command(cmd))
-                except (ValueError, KeyError, StopIteration) as exc:
+                except (ValueError, KeyError) as exc:
                     self.store.finish_command(cid, False, {"error": str(exc) or repr(exc)})
             self.model.tick(now - last)
             last = now

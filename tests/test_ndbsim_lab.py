@@ -1,0 +1,295 @@
+"""The NDB simulator in the lab: a real MariaDB serving ndbinfo, driven by the model."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pymysql
+import pytest
+from ndbinfo_exporter import schema
+
+from clusterscope.lab import mariadb
+from clusterscope.ndbsim import restart as rs
+
+pytestmark = pytest.mark.lab
+
+
+def q(cnf: str, sql: str, args: tuple = ()) -> list[tuple]:
+    conn = mariadb.connect(cnf)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql, args)
+            return list(cur.fetchall())
+    finally:
+        conn.close()
+
+
+def columns(conn, db: str) -> dict[str, list[tuple[str, str, bool]]]:
+    with conn.cursor() as cur:
+        cur.execute("SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE FROM"
+                    " information_schema.COLUMNS WHERE TABLE_SCHEMA=%s"
+                    " ORDER BY TABLE_NAME, ORDINAL_POSITION", (db,))
+        out: dict[str, list[tuple[str, str, bool]]] = {}
+        for t, c, typ, null in cur.fetchall():
+            out.setdefault(t, []).append((c, typ.lower(), null == "YES"))
+    return out
+
+
+def expected(version: str) -> dict[str, list[tuple[str, str, bool]]]:
+    return {t: [(c, schema.desc_type(ty), n) for c, ty, n in cols]
+            for t, cols in schema.expected_columns(version).items()}
+
+
+@pytest.fixture(scope="module")
+def sim(ndb_lab):
+    sql = ndb_lab.service("ndb-sql")
+    model = ndb_lab.service("ndb-model")
+    return {"cnf": sql["client_config"], "sock": model["extra"]["socket"],
+            "version": model["extra"]["version"], "lab": ndb_lab, "model": model}
+
+
+def test_services_are_labelled_simulated(sim) -> None:
+    st = sim["lab"].status()
+    ndb = [s for s in st["services"] if s["part"] == "ndb"]
+    assert {"ndb-sql", "ndb-model"} <= {s["name"] for s in ndb}
+    assert all(s["simulated"] for s in ndb)
+    versions = q(sim["cnf"], "SELECT DISTINCT node_version FROM ndbinfo.processes")
+    assert versions and all(v.endswith("-sim") for (v,) in versions)
+
+
+def test_served_views_have_the_reference_columns_and_types(sim) -> None:
+    conn = mariadb.connect(sim["cnf"])  # the exporter's least-privilege account
+    try:
+        got = columns(conn, "ndbinfo")
+    finally:
+        conn.close()
+    want = expected(sim["version"])
+    assert set(want) == set(got)
+    for name, cols in want.items():
+        assert got[name] == cols, name
+
+
+@pytest.mark.parametrize("version", ["7.5", "8.0.36", "8.0.37", "8.4"])
+def test_other_version_profiles_create_the_reference_columns(sim, version: str) -> None:
+    db = "cs_check_" + version.replace(".", "_")
+    conn = mariadb.socket_connect(Path(sim["sock"]))
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS {db}")
+            cur.execute(f"CREATE DATABASE {db}")
+            for stmt in schema.ddl(version, db).statements():
+                cur.execute(stmt)
+        assert columns(conn, db) == expected(version)
+    finally:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS {db}")
+        conn.close()
+
+
+def test_the_issue_queries_run_unchanged(sim) -> None:
+    conn = mariadb.connect(sim["cnf"])
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT * FROM ndbinfo.restart_info")
+            assert [d[0] for d in cur.description] == [
+                c.name for c in schema.view("restart_info").columns]
+            cur.execute("SELECT * FROM ndbinfo.cpustat JOIN ndbinfo.threads"
+                        " USING (node_id, thr_no)")
+            names = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+            assert names[:3] == ["node_id", "thr_no", "OS_user"] and "thread_name" in names
+            ldm = [r for r in rows if r[names.index("thread_name")] == "ldm"]
+            assert len(ldm) == 2 * 8  # the default scenario: 2 data nodes x 8 LDM
+            cur.execute("SELECT node_id, COUNT(*) FROM ndbinfo.cpustat_1sec GROUP BY node_id")
+            per_node = dict(cur.fetchall())
+            cur.execute("SELECT COUNT(*) FROM ndbinfo.threads WHERE node_id = 1")
+            assert per_node[1] == 20 * cur.fetchone()[0]
+    finally:
+        conn.close()
+
+
+def counters(cnf: str) -> dict[tuple, int]:
+    return {(n, b, i, c): v for n, b, i, c, v in q(
+        cnf, "SELECT node_id, block_name, block_instance, counter_name, val"
+        " FROM ndbinfo.counters")}
+
+
+def sample_during(cnf: str, node: int, stop: threading.Event, out: list) -> None:
+    while not stop.is_set():
+        try:
+            st = q(cnf, "SELECT node_restart_status_int FROM ndbinfo.restart_info"
+                   " WHERE node_id=%s", (node,))
+            live = {n for (n,) in q(cnf, "SELECT node_id FROM ndbinfo.nodes")}
+            out.append((st[0][0] if st else None, live, counters(cnf)))
+        except pymysql.MySQLError:
+            pass
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("profile,scale", [("7.6", 120), ("7.5", 240)])
+def test_restart_passes_every_status_in_order_and_adds_up(sim, profile: str,
+                                                          scale: int) -> None:
+    cnf, node = sim["cnf"], 2
+    samples: list = []
+    stop = threading.Event()
+    before = counters(cnf)
+    t = threading.Thread(target=sample_during, args=(cnf, node, stop, samples))
+    t.start()
+    try:
+        out = sim["lab"].cli("lab", "ndb", "restart-node", str(node), "--profile", profile,
+                             "--time-scale", str(scale), "--wait", timeout=120)
+    finally:
+        stop.set()
+        t.join()
+    after = counters(cnf)
+    assert "completed" in out.stdout
+    # every documented status, in order, each written to the tables at least once
+    rid = int(out.stdout.split()[1])
+    conn = mariadb.socket_connect(Path(sim["sock"]))
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT status_int FROM ndbsim.restart_log WHERE restart_id=%s"
+                        " ORDER BY id", (rid,))
+            logged = [s for (s,) in cur.fetchall()]
+    finally:
+        conn.close()
+    assert logged == list(schema.RESTART_ORDER_MASTER)
+    seen = [s for s, _, _ in samples if s is not None]
+    seen = [s for i, s in enumerate(seen) if i == 0 or seen[i - 1] != s]
+    order = list(schema.RESTART_ORDER_MASTER)
+    if seen and seen[0] == 12:
+        seen = seen[1:]  # the previous restart's completed row
+    assert [order.index(s) for s in seen] == sorted(order.index(s) for s in seen), seen
+    # visible while it ran (each status is written at least once, but a sampler on a
+    # loaded machine may miss short ones, so only some are required here)
+    assert any(s not in schema.RESTART_COMPLETED for s in seen), seen
+    assert node in {n for (n,) in q(cnf, "SELECT node_id FROM ndbinfo.nodes")}
+    cols = [c.name for c in schema.view("restart_info").columns]
+    row = dict(zip(cols, q(cnf, "SELECT * FROM ndbinfo.restart_info WHERE node_id=%s",
+                           (node,))[0], strict=True))
+    assert row["node_restart_status_int"] in schema.RESTART_COMPLETED
+    parts = sum(row[f"secs_{p}"] for p in schema.LOCAL_RECOVERY_PARTS)
+    assert abs(row["secs_for_local_recovery"] - parts) <= 1
+    top = sum(row[f"secs_{p}"] for p in schema.TOP_LEVEL_PHASES)
+    assert abs(row["total_restart_secs"] - top) <= 1
+    lo, hi = rs.EXPECTED_TOTAL_RANGE[profile]
+    assert lo <= row["total_restart_secs"] <= hi
+    # counters never decrease, except the restarted node's across its restart
+    series = [before, *[c for _, _, c in samples], after]
+    for prev, cur in zip(series, series[1:], strict=False):
+        for key, v in cur.items():
+            if key in prev and key[0] != node:
+                assert v >= prev[key], key
+    restarted = [c for c in series if any(k[0] == node for k in c)]
+    drops = sum(1 for prev, cur in zip(restarted, restarted[1:], strict=False)
+                if any(cur.get(k, 0) < v for k, v in prev.items() if k[0] == node))
+    assert drops == 1  # exactly one reset: the restart itself
+
+
+def test_a_stuck_restart_holds_the_node_out_until_released(sim) -> None:
+    cnf, node = sim["cnf"], 2
+    fault(sim, "restart-stuck", "--status", "14")
+    try:
+        out = sim["lab"].cli("lab", "ndb", "restart-node", str(node), "--profile", "7.6",
+                             "--time-scale", "120")
+        rid = int(out.stdout.split()[1])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            st = q(cnf, "SELECT node_restart_status_int FROM ndbinfo.restart_info"
+                   " WHERE node_id=%s", (node,))
+            if st and st[0][0] == 14:
+                break
+            time.sleep(0.2)
+        time.sleep(1.0)  # stuck for a while (120 cluster seconds per wall second)
+        assert q(cnf, "SELECT node_restart_status_int FROM ndbinfo.restart_info"
+                 " WHERE node_id=%s", (node,))[0][0] == 14
+        # while down the node leaves nodes, threads and cpustat; its link is CONNECTING
+        for view in ("nodes", "threads", "cpustat"):
+            ids = {n for (n,) in q(cnf, f"SELECT DISTINCT node_id FROM ndbinfo.{view}")}
+            assert ids == {1}, view
+        assert q(cnf, "SELECT status FROM ndbinfo.transporters WHERE node_id=1"
+                 " AND remote_node_id=%s", (node,)) == [("CONNECTING",)]
+    finally:
+        fault(sim, "restart-stuck", "--off")
+    from clusterscope.ndbsim import control
+    rec = control.wait_restart(sim["sock"], rid, 60)
+    assert rec["statuses"] == list(schema.RESTART_ORDER_MASTER)
+    row = q(cnf, "SELECT secs_to_allocate_node_id, total_restart_secs FROM"
+            " ndbinfo.restart_info WHERE node_id=%s", (node,))[0]
+    assert row[0] >= 60  # the stuck phase reports the time it really took, in cluster secs
+    assert node in {n for (n,) in q(cnf, "SELECT node_id FROM ndbinfo.nodes")}
+
+
+def fault(sim, *args: str) -> None:
+    sim["lab"].cli("lab", "ndb", "fault", *args)
+
+
+def test_faults_offline_view_error_null_columns(sim) -> None:
+    cnf = sim["cnf"]
+    try:
+        fault(sim, "ndbinfo-offline")
+        conn = mariadb.connect(cnf)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT * FROM ndbinfo.nodes")
+                assert cur.fetchall() == ()
+                cur.execute("SHOW WARNINGS")
+                assert cur.fetchall(), "offline ndbinfo must answer 0 rows plus a warning"
+        finally:
+            conn.close()
+        fault(sim, "ndbinfo-offline", "--off")
+        assert q(cnf, "SELECT COUNT(*) FROM ndbinfo.nodes")[0][0] == 2
+
+        fault(sim, "view-error", "--view", "cpustat")
+        with pytest.raises(pymysql.MySQLError):
+            q(cnf, "SELECT * FROM ndbinfo.cpustat")
+        assert q(cnf, "SELECT COUNT(*) FROM ndbinfo.threads")[0][0] > 0
+
+        fault(sim, "null-columns", "--view", "transporters", "--columns", "bytes_sent")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            vals = q(cnf, "SELECT bytes_sent, bytes_received FROM ndbinfo.transporters")
+            if all(s is None for s, _ in vals):
+                break
+            time.sleep(0.3)
+        assert all(s is None for s, _ in vals) and any(r for _, r in vals)
+        bad = sim["lab"].cli("lab", "ndb", "fault", "null-columns", "--view", "nodes",
+                             "--columns", "nosuch", check=False)
+        assert bad.returncode == 1 and "nosuch" in bad.stderr
+    finally:
+        fault(sim, "clear")
+    assert q(cnf, "SELECT COUNT(*) FROM ndbinfo.cpustat")[0][0] > 0
+
+
+def test_lcp_stall_fills_redo_and_holds_lcp_progress(sim) -> None:
+    cnf = sim["cnf"]
+
+    def snap() -> tuple:
+        lcp = q(cnf, "SELECT SUM(num_lcp_replicas) FROM ndbinfo.table_fragments")[0][0]
+        redo = q(cnf, "SELECT SUM(used) FROM ndbinfo.logspaces WHERE node_id=1")[0][0]
+        return int(lcp), int(redo)
+
+    try:
+        fault(sim, "lcp-stall")
+        time.sleep(1.5)
+        first = snap()
+        time.sleep(2.5)
+        second = snap()
+        assert second[0] == first[0]
+        assert second[1] > first[1]
+        slow = q(cnf, "SELECT SUM(slowdowns_due_to_io_lag) FROM"
+                 " ndbinfo.disk_write_speed_aggregate")[0][0]
+        assert slow > 0
+    finally:
+        fault(sim, "clear")
+
+
+def test_cluster_log_uses_ndb_mgmd_wording(sim) -> None:
+    log = Path(sim["model"]["extra"]["cluster_log"])
+    text = log.read_text()
+    assert "[MgmtSrvr] INFO     -- Node 1: Local checkpoint" in text
+    if "Node 2: Node shutdown initiated" in text:  # after the restart tests
+        assert "Node 2: Start phase 1 completed (node restart)" in text
+        assert "Node 2: Started (version" in text
