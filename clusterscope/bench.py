@@ -18,6 +18,7 @@ BENCHMARKS: dict[str, str] = {
     "loadgen": "clusterscope_loadgen.bench:run",
     "galera": "galera_tracker.bench:run",
     "exporter": "ndbinfo_exporter.benchmark:run",
+    "ndbsim": "clusterscope.ndbsim.bench:run",
     "logs": "clusterscope.logs_bench:run",
     "monitoring": "clusterscope.monitoring_bench:run",
 }
