@@ -247,6 +247,10 @@ def cmd_version(args: argparse.Namespace) -> int:
             raise LabError(str(exc)) from exc
         res = control.send(sock, {"cmd": "version", "version": args.version})
         lab.save_settings(NAME, {"version": res["version"]})
+        svc = lab.service(MODEL)
+        if svc is not None:
+            lab.register(dataclasses.replace(svc, extra={**svc.extra,
+                                                         "version": res["version"]}))
         print(f"ndbinfo now serves version profile {res['version']}")
         return 0
     return _run(go)

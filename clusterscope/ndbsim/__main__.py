@@ -14,6 +14,8 @@ import time
 import traceback
 from pathlib import Path
 
+import pymysql
+
 from clusterscope.ndbsim import scenario as scenarios
 from clusterscope.ndbsim.clusterlog import ClusterLog
 from clusterscope.ndbsim.model import Model
@@ -104,22 +106,32 @@ class Runner:
         last = time.monotonic()
         last_full = 0.0
         while not self.stop:
-            now = time.monotonic()
-            for cid, cmd in self.store.pending_commands():
-                try:
-                    self.store.finish_command(cid, True, self.command(cmd))
-                except (ValueError, KeyError) as exc:
-                    self.store.finish_command(cid, False, {"error": str(exc) or repr(exc)})
-            self.model.tick(now - last)
-            last = now
-            full = (now - last_full >= FULL_EVERY) or self.model.membership_changed
-            self.store.write(self.model.tables(full=full))
-            if full:
-                last_full = now
-            self.flush_events(full)
-            busy = bool(self.model.restarts)
-            step = FAST_TICK if busy else FULL_EVERY
-            time.sleep(max(0.02, step - (time.monotonic() - now)))
+            try:
+                last, last_full = self.step(last, last_full)
+            except pymysql.OperationalError as exc:
+                # the SQL node went away (restart, overload): keep the model, retry
+                print(f"ndbsim: database unavailable ({exc}); retrying in 2 s", flush=True)
+                self.store.last.clear()  # MEMORY tables come back empty after a restart
+                time.sleep(2)
+
+    def step(self, last: float, last_full: float) -> tuple[float, float]:
+        now = time.monotonic()
+        for cid, cmd in self.store.pending_commands():
+            try:
+                self.store.finish_command(cid, True, self.command(cmd))
+            except (ValueError, KeyError) as exc:
+                self.store.finish_command(cid, False, {"error": str(exc) or repr(exc)})
+        self.model.tick(now - last)
+        last = now
+        full = (now - last_full >= FULL_EVERY) or self.model.membership_changed
+        self.store.write(self.model.tables(full=full))
+        if full:
+            last_full = now
+        self.flush_events(full)
+        busy = bool(self.model.restarts)
+        step = FAST_TICK if busy else FULL_EVERY
+        time.sleep(max(0.02, step - (time.monotonic() - now)))
+        return last, last_full
 
     def flush_events(self, full: bool) -> None:
         m = self.model
