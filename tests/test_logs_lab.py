@@ -17,7 +17,7 @@ import pytest
 
 from clusterscope import logql
 from clusterscope.lab import logs
-from clusterscope.lab.core import Lab, pid_alive
+from clusterscope.lab.core import Lab, Service, pid_alive
 from clusterscope.lab.parts import load_parts
 from clusterscope.lokiclient import Loki
 
@@ -141,6 +141,27 @@ def test_simulated_ndb_restart_appears_as_events(logs_lab, loki):
     assert all(e.labels.get("simulated") == "true" for e in entries)
 
 
+def test_a_service_that_comes_later_is_shipped_after_refresh(logs_lab, loki):
+    real = Lab(logs_lab.root, logs_lab.port_base)
+    name = f"logs-test-{uuid.uuid4().hex[:8]}"
+    log = real.log_path(name)
+    marker = f"clusterscope-logs-test late service {uuid.uuid4()}"
+    t0 = time.time()
+    log.write_text(f"level=error msg=\"{marker}\"\n")
+    real.register(Service(name=name, part="galera", what="a test's stand-in service",
+                          host="127.0.0.1", port=None, pid=None, log=str(log)))
+    try:
+        promtail_pid = real.service("promtail").pid
+        logs.refresh(real)  # what monitoring's after_lab_change() does
+        found = loki.wait_for(f'{{component="{name}"}} |= "{marker}"', t0 - 5, timeout=60)
+        assert found[0].labels["cluster"] == "lab-galera"
+        assert found[0].labels["level"] == "error"
+        assert real.service("promtail").pid == promtail_pid  # no restart needed
+    finally:
+        real.unregister(name)
+        logs.refresh(real)
+
+
 def _metrics_ok(port: int) -> bool:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
@@ -156,21 +177,24 @@ def test_loki_down_stops_no_exporter_and_loses_no_line(logs_lab, loki):
                  and s.name not in ("loki", "promtail") and s.port]
     assert exporters
     svc = real.service("loki")
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(svc.pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while pid_alive(svc.pid, svc.start_time) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not pid_alive(svc.pid, svc.start_time)
-    marker = f"clusterscope-logs-test while-loki-down {uuid.uuid4()}"
-    t0 = time.time()
-    _append(logs_lab.service("galera-node3")["extra"]["error_log"],
-            _mariadb_line("Note", marker))
-    time.sleep(2)  # promtail reads it and fails to push
-    down = {s.name: _metrics_ok(s.port) for s in exporters}
-    assert all(down.values()), down
-    assert real.running("promtail")
-    logs.up(real)  # Loki back (its WAL replays); promtail's retries deliver the line
+    try:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(svc.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while pid_alive(svc.pid, svc.start_time) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not pid_alive(svc.pid, svc.start_time)
+        marker = f"clusterscope-logs-test while-loki-down {uuid.uuid4()}"
+        t0 = time.time()
+        _append(logs_lab.service("galera-node3")["extra"]["error_log"],
+                _mariadb_line("Note", marker))
+        time.sleep(2)  # promtail reads it and fails to push
+        down = {s.name: _metrics_ok(s.port) for s in exporters}
+        assert all(down.values()), down
+        assert real.running("promtail")
+    finally:
+        logs.up(real)  # Loki back (its WAL replays) for whatever runs next
+    # promtail's retries deliver the line written while Loki was down
     found = loki.wait_for(f'{{cluster="lab-galera", node="node3"}} |= "{marker}"', t0 - 5,
                           timeout=60)
     assert len(found) == 1
