@@ -293,3 +293,29 @@ def test_cluster_log_uses_ndb_mgmd_wording(sim) -> None:
     if "Node 2: Node shutdown initiated" in text:  # after the restart tests
         assert "Node 2: Start phase 1 completed (node restart)" in text
         assert "Node 2: Started (version" in text
+
+
+def test_set_version_changes_the_served_views(sim) -> None:
+    cnf, lab = sim["cnf"], sim["lab"]
+
+    def views() -> set[str]:
+        return {t for (t,) in q(cnf, "SELECT TABLE_NAME FROM information_schema.VIEWS"
+                                " WHERE TABLE_SCHEMA='ndbinfo'")}
+
+    assert "transporter_details" not in views()
+    try:
+        lab.cli("lab", "ndb", "set-version", "8.4")
+        assert views() == {v.name for v in schema.views_for("8.4")}
+        deadline = time.monotonic() + 10
+        rows: list = []
+        while not rows and time.monotonic() < deadline:
+            rows = q(cnf, "SELECT status, type, encrypted FROM ndbinfo.transporter_details")
+            time.sleep(0.3)
+        assert ("CONNECTED", "TCP", 0) in rows
+        versions = {v for (v,) in q(cnf, "SELECT node_version FROM ndbinfo.processes")}
+        assert versions == {"mysql-8.4.3 ndb-8.4.3-sim"}
+        bad = lab.cli("lab", "ndb", "set-version", "seven", check=False)
+        assert bad.returncode == 1 and "seven" in bad.stderr
+    finally:
+        lab.cli("lab", "ndb", "set-version", sim["version"])
+    assert views() == {v.name for v in schema.views_for(sim["version"])}
