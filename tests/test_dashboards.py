@@ -95,6 +95,9 @@ def test_alert_dashboard_urls_point_at_existing_dashboards() -> None:
     for alert, url in urls:
         uid = url.split("/d/", 1)[1].split("?")[0].split("/")[0]
         assert uid in uids.ALL, f"{alert}: dashboard_url {url} names no dashboard"
+        variables = {v["name"] for v in COMMITTED[uid]["templating"]["list"]}
+        for name in re.findall(r"var-(\w+)=", url):
+            assert name in variables, f"{alert}: {uid} has no variable {name!r} ({url})"
 
 
 def test_links_between_dashboards_resolve() -> None:
