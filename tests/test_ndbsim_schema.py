@@ -155,3 +155,15 @@ def test_lcp_wait_grows_with_data_and_falls_with_write_speed_in_7_5_only() -> No
 
     assert wait(big, "7.5") > 1.8 * wait(sc, "7.5") > 1.8 * wait(fast, "7.5")
     assert wait(big, "7.6") == wait(sc, "7.6") == wait(fast, "7.6")
+
+
+def test_initial_restart_copies_instead_of_recovering_locally() -> None:
+    sc = scenario.load("default")
+    steps = {s.column: s.secs for s in rs.plan(sc, "7.6", initial=True, rng=random.Random(3))
+             if s.column}
+    normal = {s.column: s.secs for s in rs.plan(sc, "7.6", rng=random.Random(3)) if s.column}
+    assert steps["restore_fragments"] == steps["exec_redo_log"] == 0
+    assert normal["restore_fragments"] > 0 and normal["exec_redo_log"] > 0
+    # all data comes from the live node: ~60 GB at the modelled copy rate
+    assert steps["to_synchronize_starting_node"] > 100 * max(1, normal[
+        "to_synchronize_starting_node"])
