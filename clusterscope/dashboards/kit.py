@@ -19,6 +19,8 @@ from grafana_foundation_sdk.builders import (
     timeseries,
 )
 from grafana_foundation_sdk.builders import dashboard as dash
+from grafana_foundation_sdk.builders.common import StackingConfig
+from grafana_foundation_sdk.models.common import GraphDrawStyle, StackingMode
 from grafana_foundation_sdk.models.dashboard import (
     DashboardLinkType,
     DataSourceRef,
@@ -62,17 +64,16 @@ def dashboard(uid: str, title: str, description: str, tags: list[str],
 # -- variables -------------------------------------------------------------------------
 
 def prom_var(name: str, label: str, query: str, *, multi: bool = False) -> dash.QueryVariable:
-    v = (dash.QueryVariable(name).label(label).datasource(VM).query(query)
-         .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED).sort(VariableSort.NATURAL_ASC))
-    if multi:
-        # ".*" rather than the joined values: series without the label still match
-        v = (v.multi(True).include_all(True).all_value(".*")
-             .current(VariableOption(selected=True, text="All", value="$__all")))
-    return v
+    return _var(VM, name, label, query, multi)
 
 
 def loki_var(name: str, label: str, query: str, *, multi: bool = False) -> dash.QueryVariable:
-    v = (dash.QueryVariable(name).label(label).datasource(LOKI).query(query)
+    return _var(LOKI, name, label, query, multi)
+
+
+def _var(ds: DataSourceRef, name: str, label: str, query: str, multi: bool
+         ) -> dash.QueryVariable:
+    v = (dash.QueryVariable(name).label(label).datasource(ds).query(query)
          .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED).sort(VariableSort.NATURAL_ASC))
     if multi:
         # ".*" rather than the joined values: series without the label still match
@@ -103,9 +104,6 @@ def _targets(panel, targets) -> None:
 def ts(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8,
        stack: bool = False, bars: bool = False, fill: int = 10, minimum: float | None = None
        ) -> timeseries.Panel:
-    from grafana_foundation_sdk.builders.common import StackingConfig
-    from grafana_foundation_sdk.models.common import GraphDrawStyle, StackingMode
-
     p = (timeseries.Panel().title(title).description(desc).datasource(VM).unit(unit)
          .span(w).height(h).fill_opacity(fill).line_width(1))
     if stack:
@@ -173,8 +171,6 @@ def logs_panel(title: str, desc: str, *targets, w: int = 24, h: int = 12) -> log
 
 def loki_ts(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8
             ) -> timeseries.Panel:
-    from grafana_foundation_sdk.models.common import GraphDrawStyle
-
     p = (timeseries.Panel().title(title).description(desc).datasource(LOKI).unit(unit)
          .span(w).height(h).draw_style(GraphDrawStyle.BARS).fill_opacity(60))
     _targets(p, targets)
