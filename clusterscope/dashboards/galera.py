@@ -121,8 +121,8 @@ def galera() -> dash.Dashboard:
     d.with_panel(kit.table_panel(
         "Last recovery per node", "galera_recovery_last_duration_seconds: kind (ist/sst),"
         " method and donor of each node's latest recovery, measured from its error log.", "s",
-        kit.q(f"galera_recovery_last_duration_seconds{{{CN}}}", instant=True),
-        transformations=[kit.labels_to_table()], w=12))
+        kit.table_q(f"galera_recovery_last_duration_seconds{{{CN}}}"),
+        transformations=[kit.hide_columns()], w=12))
     d.with_panel(kit.ts(
         "Recovery durations", "Latest recovery per node and kind (recorded), and the 90th"
         " percentile over a day per kind.", "s",

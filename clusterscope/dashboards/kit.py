@@ -32,6 +32,7 @@ from grafana_foundation_sdk.models.dashboard import (
     VariableRefresh,
     VariableSort,
 )
+from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from clusterscope.dashboards.uids import TAG
 
@@ -87,6 +88,12 @@ def _var(ds: DataSourceRef, name: str, label: str, query: str, multi: bool
 def q(expr: str, legend: str = "", *, instant: bool = False) -> prometheus.Dataquery:
     t = prometheus.Dataquery().expr(expr).datasource(VM).legend_format(legend or "__auto")
     return t.instant() if instant else t.range()
+
+
+def table_q(expr: str) -> prometheus.Dataquery:
+    """An instant query whose labels become table columns."""
+    return (prometheus.Dataquery().expr(expr).datasource(VM).instant()
+            .format(PromQueryFormat.TABLE))
 
 
 def lq(expr: str, legend: str = "") -> loki.Dataquery:
@@ -193,9 +200,10 @@ def matrix(row: str, column: str) -> DataTransformerConfig:
                                           "valueField": "Value"})
 
 
-def labels_to_table() -> DataTransformerConfig:
-    return DataTransformerConfig(id_val="reduce", options={"reducers": ["lastNotNull"],
-                                                           "mode": "seriesToRows"})
+def hide_columns(*extra: str) -> DataTransformerConfig:
+    """Drop the columns a table query adds that say nothing to a reader."""
+    hidden = {name: True for name in ("Time", "__name__", "instance", "job", *extra)}
+    return DataTransformerConfig(id_val="organize", options={"excludeByName": hidden})
 
 
 def highlight(color: str) -> list[DynamicConfigValue]:

@@ -48,8 +48,8 @@ def simulated_row(d: dash.Dashboard) -> None:
     d.with_panel(kit.table_panel(
         "Versions", "ndb_node_info: every node's type and version; a version ending in -sim"
         " comes from the simulator.", "none",
-        kit.q(f"ndb_node_info{{{C}}}", instant=True), w=8, h=4,
-        transformations=[kit.labels_to_table()]))
+        kit.table_q(f"ndb_node_info{{{C}}}"), w=8, h=4,
+        transformations=[kit.hide_columns("Value", "cluster")]))
 
 
 def overview() -> dash.Dashboard:
@@ -225,7 +225,7 @@ def restarts() -> dash.Dashboard:
         "Last restart by phase (seconds)", "ndb_restart_phase_seconds of each node's latest"
         " restart, one row per restart_info secs_* phase: the shape of the 7.5 vs 7.6"
         " table in the field facts.", "s",
-        kit.q(f"ndb_restart_phase_seconds{{{C}, {N}}}", instant=True),
+        kit.table_q(f"ndb_restart_phase_seconds{{{C}, {N}}}"),
         transformations=[kit.matrix("phase", "node_id")], w=12, h=12))
     d.with_panel(kit.bars_panel(
         "Last restart total", "ndb_restart_total_seconds of each node's latest restart.", "s",
