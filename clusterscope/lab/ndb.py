@@ -33,6 +33,15 @@ def add_up_arguments(p: argparse.ArgumentParser) -> None:
                    " 8.0, 8.4 or a release such as 8.0.36 (default: the scenario's)")
 
 
+def _check_traversable(lab: Lab) -> None:
+    """The server runs as `mysql`: every directory above its files must let others in."""
+    for d in [lab.root, *lab.root.parents]:
+        if d.exists() and not d.stat().st_mode & 0o001:
+            raise LabError(f"{d} is not traversable by the `mysql` user (mode"
+                           f" {d.stat().st_mode & 0o777:o}); `chmod o+x {d}` or use another"
+                           " --lab-dir")
+
+
 def _sock(lab: Lab):
     sock = lab.path("ndb", "sql") / "mysqld.sock"
     if len(str(sock)) >= 108:
@@ -64,6 +73,7 @@ def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
     if not running:
         lab.save_settings(NAME, {"scenario": scen, "scenario_path": str(path),
                                  "version": version})
+    _check_traversable(lab)
     base = lab.path("ndb", "sql")
     sock = _sock(lab)
     port = lab.port(SQL)
