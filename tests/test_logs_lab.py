@@ -5,6 +5,7 @@ down stops no exporter and loses no line."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import time
@@ -138,6 +139,11 @@ def test_simulated_ndb_restart_appears_as_events(logs_lab, loki):
     started = [e.ts_ns for e in node2 if logql.classify(e.line) == "ndb_started"]
     assert started and max(phases.values()) <= max(started)
     assert all(ts % 1_000_000_000 == 0 for ts in phases.values())
+    # the same events through the CLI, marked simulated
+    out = logs_lab.cli("logs", "events", "--json", "--since", "10m", "--cluster", "lab-ndb")
+    events = [json.loads(ln) for ln in out.stdout.splitlines()]
+    started = [ev for ev in events if ev["kind"] == "ndb_started" and ev["node"] == "2"]
+    assert started and all(ev["simulated"] for ev in events)
     assert all(e.labels.get("simulated") == "true" for e in entries)
 
 
