@@ -158,6 +158,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
                f"-remoteWrite.url={vm_url}", f"-remoteRead.url={vm_url}",
                f"-notifier.url={_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
                "-remoteWrite.flushInterval=1s", f"-httpListenAddr=127.0.0.1:{va_port}",
+               "-configCheckInterval=10s",  # picks up `rulegen` output while up
                f"-external.url={_url(lab, VMALERT)}", "-loggerLevel=WARN"],
               port=va_port,
               extra={"url": _url(lab, VMALERT), "rules": RULES_GLOB,
