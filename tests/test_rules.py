@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from clusterscope import monitoring_rules, rulegen
-from tests.rules_scenarios import (
+from rules_scenarios import (
     NDB,
     PHASES_75,
     PHASES_76,
@@ -23,6 +21,8 @@ from tests.rules_scenarios import (
     noisy_76,
     restart_timeline,
 )
+
+from clusterscope import monitoring_rules, rulegen
 
 REPO = Path(__file__).resolve().parents[1]
 RULE_FILES = sorted((REPO / "rules").glob("*.yml"))
