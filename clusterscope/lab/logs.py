@@ -60,6 +60,9 @@ def loki_config(lab: Lab) -> dict:
             "lifecycler": {"min_ready_duration": "0s", "final_sleep": "0s"},
             "wal": {"enabled": True, "dir": str(home / "wal")},
         },
+        # Alone, Loki finds its own query scheduler without the scheduler ring; with the
+        # ring it waits ~10 s for the ring to settle before it is ready.
+        "query_scheduler": {"use_scheduler_ring": False},
         "schema_config": {"configs": [{
             "from": "2024-01-01", "store": "tsdb", "object_store": "filesystem",
             "schema": "v13", "index": {"prefix": "index_", "period": "24h"},
