@@ -263,6 +263,34 @@ def test_faults_offline_view_error_null_columns(sim) -> None:
     assert q(cnf, "SELECT COUNT(*) FROM ndbinfo.cpustat")[0][0] > 0
 
 
+def test_transporter_overload_sets_the_flag_and_counts_onsets(sim) -> None:
+    cnf = sim["cnf"]
+    sql = ("SELECT overloaded, overload_count, slowdown, slowdown_count FROM"
+           " ndbinfo.transporters WHERE node_id=1 AND remote_node_id=2")
+
+    def wait_for(pred) -> tuple:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            row = q(cnf, sql)[0]
+            if pred(row):
+                return row
+            time.sleep(0.3)
+        raise AssertionError(f"transporters row stayed {row}")
+
+    base = q(cnf, sql)[0]
+    try:
+        fault(sim, "transporter-overload", "--node", "1", "--remote", "2")
+        fault(sim, "transporter-slowdown", "--node", "1", "--remote", "2")
+        on = wait_for(lambda r: r[0] == 1 and r[2] == 1)
+        assert on[1] == base[1] + 1 and on[3] == base[3] + 1
+        other = q(cnf, "SELECT overloaded FROM ndbinfo.transporters WHERE node_id=2")
+        assert all(o == 0 for (o,) in other)
+    finally:
+        fault(sim, "clear")
+    off = wait_for(lambda r: r[0] == 0 and r[2] == 0)
+    assert off[1] == base[1] + 1 and off[3] == base[3] + 1  # counts stay until reconnect
+
+
 def test_lcp_stall_fills_redo_and_holds_lcp_progress(sim) -> None:
     cnf = sim["cnf"]
 
