@@ -62,7 +62,9 @@ def cmd_start(args: argparse.Namespace) -> int:
     for opt in ("window", "threads", "config"):
         if getattr(args, opt):
             argv += [f"--{opt}", str(getattr(args, opt))]
-    argv += (["--duration", str(args.duration), "--linger", "3600"] if args.duration
+    # After a timed run, serve the final values for two scrape intervals, then exit (the
+    # demo waits for the service to end).
+    argv += (["--duration", str(args.duration), "--linger", "10"] if args.duration
              else ["--forever"])
     try:
         svc = lab.spawn(name, "loadgen", f"loadgen {args.experiment} -> {args.node}", argv,
