@@ -1,0 +1,49 @@
+"""Pinned baselines as series the alert rules read (`clusterscope_pinned_*{pin=NAME}`).
+
+`pin_to_vm(vm, name)` takes what the rules currently consider the baseline - each node's
+median completed restart and each experiment variant's mean overhead - and writes one sample
+of each, labelled `pin=NAME`. The rules read them with `last_over_time(...[400d])`, so a
+single sample keeps serving as the baseline after a configuration change
+(ExperimentOverheadChanged, `cluster_node:ndb_restart_total_seconds:ratio_to_pinned`).
+Meant to be called by `clusterscope baseline pin --name NAME`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from clusterscope.vmclient import VM
+
+SOURCES = {
+    # pinned series <- the recorded series that is the baseline now, and the labels it keeps
+    "clusterscope_pinned_restart_total_seconds":
+        ("cluster_node:ndb_restart_total_seconds:baseline_median", ("cluster", "node_id")),
+    "clusterscope_pinned_overhead_ratio":
+        ("experiment_variant:loadgen_overhead_ratio:mean", ("experiment", "variant", "baseline")),
+}
+
+
+def _label_value(v: str) -> str:
+    return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def pin_to_vm(vm: VM, name: str, at: float | None = None) -> dict[str, int]:
+    """Write the current baselines as pinned series; returns how many series per metric."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ValueError(f"pin name {name!r}: use letters, digits, '.', '_' or '-'")
+    ts_ms = int((at or time.time()) * 1000)
+    lines: list[str] = []
+    counts: dict[str, int] = {}
+    for pinned, (source, keep) in SOURCES.items():
+        rows = vm.query(source, at)
+        counts[pinned] = len(rows)
+        for r in rows:
+            labels = {k: r["metric"][k] for k in keep if k in r["metric"]}
+            labels["pin"] = name
+            inner = ",".join(f'{k}="{_label_value(v)}"' for k, v in sorted(labels.items()))
+            lines.append(f"{pinned}{{{inner}}} {r['value'][1]} {ts_ms}")
+    if lines:
+        vm.import_prometheus("\n".join(lines) + "\n")
+        vm.flush()
+    return counts

@@ -1,0 +1,40 @@
+"""Pinning a baseline writes the series the rules compare against (real VictoriaMetrics)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from clusterscope.monitoring_pin import pin_to_vm
+
+
+def test_pin_writes_current_baselines_that_rules_can_read_later(scratch_vm) -> None:
+    now = time.time()
+    ms = int((now - 60) * 1000)
+    scratch_vm.import_prometheus(
+        f'cluster_node:ndb_restart_total_seconds:baseline_median{{cluster="pin-t",node_id="2",'
+        f'simulated="true"}} 409 {ms}\n'
+        f'experiment_variant:loadgen_overhead_ratio:mean{{experiment="pin-t-fk",variant="fk2",'
+        f'baseline="nofk",cluster="pin-t",engine="galera"}} 0.18 {ms}\n')
+    scratch_vm.flush()
+    scratch_vm.wait_for('cluster_node:ndb_restart_total_seconds:baseline_median{cluster="pin-t"}',
+                        timeout=20)
+    counts = pin_to_vm(scratch_vm, "before-upgrade", at=now - 30)
+    assert counts["clusterscope_pinned_restart_total_seconds"] >= 1
+    # what the rules evaluate: one pinned sample still serves long after it was written
+    got = scratch_vm.wait_for(
+        'last_over_time(clusterscope_pinned_restart_total_seconds{pin="before-upgrade",'
+        'node_id="2"}[400d])', timeout=20)
+    assert float(got[0]["value"][1]) == 409.0
+    assert got[0]["metric"]["cluster"] == "pin-t" and "simulated" not in got[0]["metric"]
+    ov = scratch_vm.wait_for(
+        'last_over_time(clusterscope_pinned_overhead_ratio{pin="before-upgrade",experiment="pin-t-fk"}[400d])',
+        timeout=20)
+    assert [float(r["value"][1]) for r in ov] == [0.18]
+    assert ov[0]["metric"]["baseline"] == "nofk"
+
+
+def test_pin_name_is_checked(scratch_vm) -> None:
+    with pytest.raises(ValueError):
+        pin_to_vm(scratch_vm, 'bad"name')
