@@ -21,7 +21,7 @@ from clusterscope.lokiclient import Loki
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "galera" / \
     "restart-node3-ist-recover1-down20.log"
-LINES = 20000
+LINES = 40000
 
 
 def _lines(n: int, tag: str) -> list[str]:
@@ -41,7 +41,8 @@ def _ship(lab: Lab, loki: Loki, name: str, component: str, n: int) -> float:
     start = time.time() - 60
     log.write_text("\n".join(lines) + "\n")
     last = f"{tag}-{n - 1}"
-    loki.wait_for(f'{{component="{component}"}} |= "{last}"', start, timeout=300)
+    loki.wait_for(f'{{component="{component}"}} |= "{last}"', start, timeout=300,
+                  interval=0.2)
     took = time.monotonic() - t0
     counted = loki.instant(f'sum(count_over_time({{component="{component}"}} |= "{tag}-"'
                            ' [10m]))')

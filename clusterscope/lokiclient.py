@@ -96,7 +96,7 @@ class Loki:
             raise LokiError(f"Loki at {self.url} is unreachable: {exc}") from exc
 
     def wait_for(self, expr: str, start: float, timeout: float = 30.0, min_count: int = 1,
-                 predicate=None) -> list[Entry]:
+                 predicate=None, interval: float = 0.5) -> list[Entry]:
         """Poll until the query returns at least `min_count` matching entries."""
         deadline = time.monotonic() + timeout
         last: list[Entry] = []
@@ -111,4 +111,4 @@ class Loki:
             if time.monotonic() > deadline:
                 raise LokiError(f"{expr!r}: {len(last)} entries after {timeout:.0f} s"
                                 f" (wanted {min_count})")
-            time.sleep(0.5)
+            time.sleep(interval)

@@ -69,6 +69,8 @@ def loki_config(lab: Lab) -> dict:
         }]},
         "limits_config": {
             "reject_old_samples": True, "reject_old_samples_max_age": "168h",
+            # a restart burst or a catch-up after Loki was down must not be throttled
+            "ingestion_rate_mb": 16, "ingestion_burst_size_mb": 32,
             "allow_structured_metadata": True, "volume_enabled": True,
         },
         "query_range": {"results_cache": {"cache": {"embedded_cache": {
