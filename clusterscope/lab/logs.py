@@ -248,7 +248,7 @@ def start_promtail(lab: Lab) -> Service:
 
 
 def up(lab: Lab) -> None:
-    """Start Loki and promtail (idempotent); the binaries must be built (tools.py)."""
+    """Start Loki and promtail (idempotent); builds them first if they are not cached."""
     start_loki(lab)
     start_promtail(lab)
     refresh(lab)
@@ -261,10 +261,11 @@ def down(lab: Lab) -> None:
 
 # -- helpers --------------------------------------------------------------------------------
 def _binary(name: str) -> Path:
+    """The cached binary; on a fresh machine it is built first (minutes, once)."""
     try:
-        return tools.path_of(name)
+        return tools.build(tools.TOOLS[name])
     except tools.ToolError as exc:
-        raise LabError(str(exc)) from exc
+        raise LabError(f"{name}: {exc}") from exc
 
 
 def _write_yaml(path: Path, data: dict) -> None:
