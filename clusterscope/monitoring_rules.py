@@ -129,6 +129,21 @@ def ndb_groups(c: dict) -> list[Group]:
         f" +{n['restart_regression_min_growth_seconds']} s). The phase that grew most against"
         " its own median is {{ $labels.phase }}.",
         "ndb_restarts"))
+    pinned = (f"max without (pin) (last_over_time(clusterscope_pinned_restart_total_seconds"
+              f"[{n['restart_pinned_lookback']}]))")
+    restarts.alerts.append(Alert(
+        "NdbRestartTimeAbovePinned",
+        f"cluster_node:ndb_restart_total_seconds:ratio_to_pinned > {n['restart_regression_factor']}"
+        f" and on (cluster, node_id) ({COMPLETED} - on (cluster, node_id) group_left () {pinned}"
+        f" > {n['restart_regression_min_growth_seconds']})",
+        "warning",
+        "NDB node {{ $labels.node_id }} restarted {{ $value | printf \"%.2f\" }}x slower than"
+        " the pinned baseline",
+        "The latest completed restart of data node {{ $labels.node_id }} in cluster"
+        " {{ $labels.cluster }} took {{ $value | printf \"%.2f\" }} times the restart time"
+        " pinned with `clusterscope baseline pin` (threshold"
+        f" {n['restart_regression_factor']}x and +{n['restart_regression_min_growth_seconds']} s).",
+        "ndb_restarts"))
     restarts.alerts.append(Alert(
         "NdbRestartStuck",
         f"(max {WITHOUT} (ndb_restart_status{{{s}}}) < 12 or (max {WITHOUT}"

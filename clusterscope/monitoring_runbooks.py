@@ -32,6 +32,20 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " back or tune (disk write speed for LCPs, partial LCP, index build"
                       " threads). Plan further rolling restarts with the longer window in mind.",
     },
+    "NdbRestartTimeAbovePinned": {
+        "meaning": "The latest completed restart of a data node took longer than the restart"
+                   " time pinned before a change (`clusterscope baseline pin --name NAME`,"
+                   " series `clusterscope_pinned_restart_total_seconds`) by the configured"
+                   " factor and seconds. Unlike NdbRestartTimeRegressed it keeps comparing with"
+                   " the state before the change, also after the rolling median has adapted.",
+        "impact": "As NdbRestartTimeRegressed: a longer window with reduced redundancy on every"
+                  " restart since the change.",
+        "diagnosis": f"- `{RESTART_Q}`\n- Compare with the pinned period: `clusterscope compare"
+                     " --before-baseline NAME`.\n- What changed since the pin (version, data"
+                     " size, `MaxDiskWriteSpeed*`, partial LCP).",
+        "mitigation": "Revert or tune the change; if the new restart time is accepted, pin a new"
+                      " baseline.",
+    },
     "NdbRestartStuck": {
         "meaning": "A data node's restart state (`node_restart_status_int`) has not changed for"
                    " the configured time.",

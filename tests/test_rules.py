@@ -161,6 +161,16 @@ def test_restart_regression_needs_earlier_restarts(tmp_path) -> None:
                   [firing("NdbRestartTimeRegressed", c + WINDOW, None) for c in t.completions])
 
 
+@pytest.mark.parametrize("profile,fires", [(PHASES_76, False), (PHASES_75, True)])
+def test_restart_time_above_pinned_baseline(tmp_path, profile, fires) -> None:
+    t = restart_timeline([dict(profile)])
+    pinned = const("clusterscope_pinned_restart_total_seconds",
+                   {"cluster": "lab-ndb", "node_id": "2", "pin": "before-upgrade"},
+                   [sum(PHASES_76.values())])
+    promtool_test(tmp_path, [*t.series, pinned], [
+        firing("NdbRestartTimeAbovePinned", t.completions[0] + WINDOW, [NODE] if fires else None)])
+
+
 def test_restart_stuck(tmp_path) -> None:
     node = {**NDB, "node_id": "3"}
     steps = 40 * 60 // STEP
