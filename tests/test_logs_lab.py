@@ -118,6 +118,10 @@ def test_galera_ist_recovery_appears_as_events(logs_lab, loki):
                                              node="node3"), t0 - 1)
     assert {(e.labels.get("from_state"), e.labels.get("to_state"))
             for e in anno_entries} >= {("PRIMARY", "JOINER"), ("JOINED", "SYNCED")}
+    transfers = next(a for a in logql.ANNOTATIONS if a["name"].startswith("Galera state tr"))
+    lines = [e.line for e in loki.entries(logql.render(transfers["expr"], cluster="lab-galera",
+                                                       node="node3"), t0 - 1)]
+    assert any("IST received" in ln for ln in lines), lines
 
 
 def test_simulated_ndb_restart_appears_as_events(logs_lab, loki):
@@ -139,6 +143,10 @@ def test_simulated_ndb_restart_appears_as_events(logs_lab, loki):
     started = [e.ts_ns for e in node2 if logql.classify(e.line) == "ndb_started"]
     assert started and max(phases.values()) <= max(started)
     assert all(ts % 1_000_000_000 == 0 for ts in phases.values())
+    anno = next(a for a in logql.ANNOTATIONS if a["name"].startswith("NDB restarts"))
+    anno_lines = [e.line for e in loki.entries(logql.render(anno["expr"], cluster="lab-ndb"),
+                                               t0 - 1)]
+    assert any("Node 2: Started (" in ln for ln in anno_lines), anno_lines
     # the same events through the CLI, marked simulated
     out = logs_lab.cli("logs", "events", "--json", "--since", "10m", "--cluster", "lab-ndb")
     events = [json.loads(ln) for ln in out.stdout.splitlines()]
