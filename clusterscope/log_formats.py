@@ -46,9 +46,9 @@ FORMATS: dict[str, dict] = {
     "mariadb": {
         "regex": r"^(?P<date>\d{4}-\d{2}-\d{2})\s+(?P<time>\d{1,2}:\d{2}:\d{2})\s+"
                  r"(?P<thread>\d+)\s+\[(?P<severity>[A-Za-z]+)\]\s+(?P<message>.*)",
-        "timestamp_template": "{{ .date }} {{ .time }}",
+        "timestamp_template": "ORDERED_SECOND",
         "timestamp_source": "ts_local",
-        "layout": "2006-01-02 15:04:05",
+        "layout": "2006-01-02 15:04:05.000000000",
         "local_time": True,
     },
     # PXC 5.7 (`2019-05-15T10:31:20.123456Z 0 [Note] WSREP: ...`) and PXC/MySQL 8.0
@@ -75,9 +75,9 @@ FORMATS: dict[str, dict] = {
         "regex": r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2}) "
                  r"\[(?P<source>[^\]]+)\] (?P<severity>[A-Z]+)\s+-- "
                  r"(?:Node (?P<ndb_node>\d+): )?(?P<message>.*)",
-        "timestamp_template": "{{ .date }} {{ .time }}",
+        "timestamp_template": "ORDERED_SECOND",
         "timestamp_source": "ts_local",
-        "layout": "2006-01-02 15:04:05",
+        "layout": "2006-01-02 15:04:05.000000000",
         "local_time": True,
         # `Alloc node id 100 succeeded` names no node: label only the lines that do
         "labels": {"node": "ndb_node"},
@@ -105,6 +105,23 @@ MULTILINE_FIRSTLINE: dict[str, str] = {
     MARIADB: r"^(?:\d{4}-\d{2}-\d{2}[ T]|WSREP_SST: )",
 }
 MULTILINE_MAX_WAIT = "1s"
+
+
+# Whole-second logs (MariaDB, ndb_mgmd) write several lines per second, and Loki does not
+# keep the write order of entries with one timestamp. So the entry's time is the line's
+# second plus the time it was read after that second (capped below 1 s): non-decreasing
+# in read order, so a tailed log keeps its order, and the second is always the line's.
+ORDERED_SECOND = (
+    '{{ $s := toDate "2006-01-02 15:04:05" (printf "%s %s" .date .time) }}'
+    "{{ $lag := ((now).Sub $s).Nanoseconds }}"
+    "{{ if lt $lag 0 }}{{ $lag = 0 }}{{ end }}"
+    "{{ if gt $lag 999999999 }}{{ $lag = 999999999 }}{{ end }}"
+    '{{ .date }} {{ .time }}.{{ printf "%09d" $lag }}')
+
+
+def timestamp_template(fmt: str) -> str | None:
+    t = FORMATS[fmt].get("timestamp_template")
+    return ORDERED_SECOND if t == "ORDERED_SECOND" else t
 
 
 def level_template(field: str = "severity") -> str:

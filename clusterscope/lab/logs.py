@@ -126,7 +126,7 @@ def format_stages(fmt: str, zone: str | None, selector: str) -> list[dict]:
     inner: list[dict] = [{"regex": {"expression": spec["regex"]}}]
     if spec.get("timestamp_template"):
         inner.append({"template": {"source": spec["timestamp_source"],
-                                   "template": spec["timestamp_template"]}})
+                                   "template": lf.timestamp_template(fmt)}})
     if spec.get("layout"):
         ts: dict = {"source": spec["timestamp_source"], "format": spec["layout"],
                     "action_on_failure": "skip"}
