@@ -148,7 +148,7 @@ def _logql_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def pipeline_stages(zone: str | None = None) -> list[dict]:
+def pipeline_stages(zone: str | None = "Local") -> list[dict]:
     """The whole pipeline: per component, the formats its log may hold."""
     stages: list[dict] = []
     for component, firstline in lf.MULTILINE_FIRSTLINE.items():
