@@ -140,8 +140,9 @@ def lab_scenario(lab: LabHandle) -> dict:
 
         vm = VM.from_lab(lab.root)
     if "galera" in parts and "start" in lab.cli("loadgen", "--help", check=False).stdout:
+        # Long enough to outlive the restarts and the Galera kill below; stopped at the end.
         lab.cli("loadgen", "start", "--experiment", "read_backup", "--window", "3",
-                "--duration", "45")
+                "--duration", "240")
         steps.append("loadgen read_backup")
     if "ndb" in parts:
         lab.cli("lab", "ndb", "fault", "clear")  # whatever an earlier test left behind
@@ -160,7 +161,10 @@ def lab_scenario(lab: LabHandle) -> dict:
         steps.append("galera kill-node 3 / start-node 3")
     if vm is not None:
         if "loadgen read_backup" in steps:
-            vm.wait_for("experiment_variant:loadgen_overhead_ratio:lower", timeout=120)
+            vm.wait_for("experiment_variant:loadgen_overhead_ratio:lower", timeout=180)
+            vm.wait_for("loadgen_overhead_min_detectable_ratio", timeout=60)
+            # a few more scrapes, so 15 s range steps see the estimates and not one sample
+            time.sleep(20)
             steps.append("loadgen pairs")
         if "ndb" in parts:
             vm.wait_for("cluster_node:ndb_restart_total_seconds:baseline_median", timeout=120)

@@ -84,3 +84,16 @@ def test_the_cli_prints_the_table_and_json(known_series) -> None:
     assert verdicts[("tps", "fk")] == "worse"
     assert verdicts[("tps", "other")] == "only one period has data"
     assert verdicts[("lat", "")] == "no significant change"
+
+
+def test_only_keeps_the_named_quantities_and_rejects_unknown_ones(known_series) -> None:
+    vm, (pb, pa), _, _ = known_series
+    base = [sys.executable, "-m", "clusterscope.cli", "compare", "--vm", vm.url,
+            "--before", f"{pb.start:.0f}..{pb.end:.0f}", "--after", f"{pa.start:.0f}..{pa.end:.0f}",
+            "--quantities", "tests/fixtures/compare_quantities.json", "--json"]
+    data = json.loads(subprocess.run([*base, "--only", "lat"], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert {r["key"] for r in data["rows"]} == {"lat"}
+    bad = subprocess.run([*base, "--only", "lat,nope"], capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "unknown quantities ['nope']" in bad.stderr and "tps" in bad.stderr

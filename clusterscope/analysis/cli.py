@@ -48,6 +48,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vm", help="VictoriaMetrics URL (default: the lab's)")
     p.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
     p.add_argument("--quantities", help="JSON file of quantities to compare (default: built-in)")
+    p.add_argument("--only", metavar="NAME[,NAME]",
+                   help="only these quantities, by name (e.g. ndb_restart_total,ndb_restart_phase)")
     p.add_argument("--baselines-dir", help="where pinned baselines live (default <lab>/baselines)")
 
 
@@ -57,11 +59,20 @@ def _vm(args: argparse.Namespace) -> VM:
 
 def _quantities(args: argparse.Namespace) -> list[cmp.Quantity]:
     if not args.quantities:
-        return list(DEFAULT_QUANTITIES)
-    names = {f.name for f in fields(cmp.Quantity)}
-    items = json.loads(Path(args.quantities).read_text())
-    return [cmp.Quantity(**{k: (tuple(v) if k == "by" else v) for k, v in item.items()
-                            if k in names}) for item in items]
+        quantities = list(DEFAULT_QUANTITIES)
+    else:
+        names = {f.name for f in fields(cmp.Quantity)}
+        items = json.loads(Path(args.quantities).read_text())
+        quantities = [cmp.Quantity(**{k: (tuple(v) if k == "by" else v) for k, v in item.items()
+                                      if k in names}) for item in items]
+    if getattr(args, "only", None):
+        wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+        unknown = wanted - {q.key for q in quantities}
+        if unknown:
+            raise ValueError(f"--only: unknown quantities {sorted(unknown)}; known: "
+                             + ", ".join(q.key for q in quantities))
+        quantities = [q for q in quantities if q.key in wanted]
+    return quantities
 
 
 def _baselines_dir(args: argparse.Namespace) -> Path:
@@ -120,6 +131,18 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     cmp.save_samples(d / f"{args.name}.json", samples, period, {"name": args.name})
     n = sum(len(v) for per in samples.values() for v in per.values())
     print(f"baseline {args.name}: {n} samples of {period} pinned in {d / args.name}.json")
+    # The alerting rules (NdbRestartTimeAbovePinned, ExperimentOverheadChanged) read the pin
+    # from VictoriaMetrics, so the same baseline is also written there as series.
+    from clusterscope.monitoring_pin import pin_to_vm
+
+    try:
+        counts = pin_to_vm(_vm(args), args.name, period.end)
+    except (VMError, OSError, ValueError) as exc:
+        print(f"baseline: samples saved, but pinning in VictoriaMetrics failed: {exc}",
+              file=sys.stderr)
+        return 1
+    print(f"baseline {args.name}: pinned for the alerting rules: "
+          + ", ".join(f"{k} {v} series" for k, v in sorted(counts.items())))
     return 0
 
 

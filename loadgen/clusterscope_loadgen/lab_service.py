@@ -16,6 +16,8 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
     s.add_argument("--window", type=float)
     s.add_argument("--duration", type=float, help="seconds (default: until stopped)")
     s.add_argument("--threads", type=int)
+    s.add_argument("--warmup", type=float, help="seconds before the first window")
+    s.add_argument("--variants", help="only these variants, comma-separated (with baselines)")
     s.add_argument("--config")
     s.set_defaults(func=cmd_start)
     t = lsub.add_parser("stop", help="stop lab loadgen services")
@@ -59,8 +61,8 @@ def cmd_start(args: argparse.Namespace) -> int:
                  and s.name.startswith("galera-node") and pid_alive(s.pid, s.start_time)), None)
     if peer is not None:
         argv += ["--target", peer.client_config]
-    for opt in ("window", "threads", "config"):
-        if getattr(args, opt):
+    for opt in ("window", "threads", "warmup", "variants", "config"):
+        if getattr(args, opt) is not None:
             argv += [f"--{opt}", str(getattr(args, opt))]
     # After a timed run, serve the final values for two scrape intervals, then exit (the
     # demo waits for the service to end).
