@@ -97,3 +97,33 @@ def test_only_keeps_the_named_quantities_and_rejects_unknown_ones(known_series) 
     bad = subprocess.run([*base, "--only", "lat,nope"], capture_output=True, text=True)
     assert bad.returncode == 1
     assert "unknown quantities ['nope']" in bad.stderr and "tps" in bad.stderr
+
+
+def test_a_pinned_baseline_compares_later_and_feeds_the_rules(known_series, tmp_path) -> None:
+    vm, (pb, pa), _, _ = known_series
+    # what the rules consider the baseline at the end of the pinned period
+    mean_ts = int((pb.end - 5) * 1000)
+    vm.import_prometheus('experiment_variant:loadgen_overhead_ratio:mean{experiment="fk",'
+                         f'variant="fk2",baseline="nofk",cluster="c"}} 0.18 {mean_ts}\n')
+    vm.flush()
+    common = ["--vm", vm.url, "--baselines-dir", str(tmp_path),
+              "--quantities", "tests/fixtures/compare_quantities.json"]
+    cs = [sys.executable, "-m", "clusterscope.cli"]
+    pin = subprocess.run([*cs, "baseline", "pin", "before-change", "--period",
+                          f"{pb.start:.0f}..{pb.end:.0f}", *common],
+                         capture_output=True, text=True)
+    assert pin.returncode == 0, pin.stderr
+    assert (tmp_path / "before-change.json").is_file()
+    pinned = vm.query('clusterscope_pinned_overhead_ratio{pin="before-change"}', pb.end + 60)
+    assert [(r["metric"]["variant"], float(r["value"][1])) for r in pinned] == [("fk2", 0.18)]
+    out = subprocess.run([*cs, "compare", "--before-baseline", "before-change", "--after",
+                          f"{pa.start:.0f}..{pa.end:.0f}", "--json", *common],
+                         capture_output=True, text=True, check=True).stdout
+    data = json.loads(out)
+    assert data["before"] == "baseline before-change"
+    verdicts = {(r["key"], r["series"].get("experiment", "")): r["verdict"] for r in data["rows"]}
+    assert verdicts[("tps", "fk")] == "worse"
+    missing = subprocess.run([*cs, "compare", "--before-baseline", "nope", "--after",
+                              f"{pa.start:.0f}..{pa.end:.0f}", *common],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and "no pinned baseline 'nope'" in missing.stderr
