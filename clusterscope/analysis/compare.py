@@ -119,6 +119,8 @@ def compare_samples(quantities: Iterable[Quantity], before: Samples, after: Samp
         b, a = before.get(q.key, {}), after.get(q.key, {})
         for key in sorted(set(b) | set(a)):
             sb, sa = Summary.of(b.get(key, [])), Summary.of(a.get(key, []))
+            if sb.n == 0 and sa.n == 0:
+                continue  # seen only outside both periods' events: nothing to say
             d = welch(sb, sa, confidence)
             rows.append(Row(q.key, q.group, q.title, dict(key), q.unit, q.simulated, sb, sa, d,
                             verdict(q, sb, sa, d)))
