@@ -115,11 +115,13 @@ class Demo:
     def run(self) -> dict:
         # Short mode keeps one variant pair per experiment so that even a short run has
         # enough A/B pairs for an interval; the full demo runs every variant.
-        window = 5 if self.short else 10
-        fk_seconds = 150 if self.short else 400
-        part_seconds = 70 if self.short else 400
-        fk_variants = ["--variants", "fk2"] if self.short else []
-        part_variants = ["--variants", "p8_point_1t"] if self.short else []
+        # The full demo (under 10 minutes) adds the two-writer FK pair and the range-scan
+        # partitioning pair; `clusterscope loadgen run` without --variants runs them all.
+        window = 5 if self.short else 8
+        fk_seconds = 150 if self.short else 240
+        part_seconds = 70 if self.short else 200
+        fk_variants = ["--variants", "fk2" if self.short else "fk2,fk2_2w"]
+        part_variants = ["--variants", "p8_point_1t" if self.short else "p8_point_1t,p8_range_1t"]
         restarts_76 = 3
         restarts_75 = 3  # 7.5 totals spread widely: fewer than 3 give no usable interval
 
