@@ -1,9 +1,9 @@
 """ndbinfo_exporter against a real MariaDB holding ndbinfo tables (no simulator needed).
 
-The tables get the column names and types of the real views; where the shared fixtures hold
-`desc` output or real rows (../shared/fixtures/ndbinfo), the tables are created from that
-output and filled with those rows. The exporter connects as an account with exactly the
-README's grant.
+The tables get the column names and types of the real views; where the recorded fixtures
+(tests/fixtures/ndbinfo, copies of ../shared/fixtures/ndbinfo) hold `desc` output or real
+rows, the tables are created from that output and filled with those rows. The exporter
+connects as an account with exactly the README's grant.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from clusterscope.lab import mariadb
 from clusterscope.lab.core import Lab
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "ndbinfo"
+# copies of ../shared/fixtures/ndbinfo, so a clone anywhere has them
+FIXTURES = REPO / "tests" / "fixtures" / "ndbinfo"
 USER = "ndbinfo_exporter"
 GRANTS = ["SELECT ON ndbinfo.*"]  # the README's GRANT statement, exactly
 
