@@ -10,6 +10,8 @@ import sys
 CHECKS: dict[str, list[str]] = {
     "dashboards": ["-m", "clusterscope.cli", "dashboards", "check"],
     "rules": ["-m", "clusterscope.rulegen", "--check"],
+    "compose config": ["-m", "clusterscope.compose_config", "--check"],
+    "dockerfiles": ["-m", "clusterscope.dockerfile_lint"],
 }
 
 

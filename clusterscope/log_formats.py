@@ -1,9 +1,9 @@
 """The lab's log formats and label rules, as plain data.
 
 Shippers are generated from this: the lab's promtail (clusterscope/lab/logs.py) and the
-Compose deployment's Grafana Alloy (`loki.process` has the same stages: match, multiline,
-regex, template, timestamp, labels). Regexes use the syntax RE2 and Python share
-(`(?P<name>...)`), so tests check them in Python as well as through promtail itself.
+Compose deployment's Grafana Alloy, which runs the same Promtail-format pipeline
+(compose/config/logs.yml, `alloy run --config.format=promtail`). Regexes use the syntax RE2
+and Python share (`(?P<name>...)`), so tests check them in Python as well as through promtail.
 
 Every stream carries `cluster`, `node` (where one node wrote it) and `component`; lines
 that give a severity also get `level` (info|warning|error|critical|debug). Logs that come

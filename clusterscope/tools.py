@@ -43,6 +43,8 @@ TOOLS: dict[str, GoTool] = {
         GoTool("promtail", "github.com/grafana/loki/v3", LOKI_VERSION,
                "./clients/cmd/promtail", True),
         GoTool("docker-compose", "github.com/docker/compose/v2", "v2.40.3", "./cmd"),
+        # the Alertmanager version compose/ pins: its amtool checks compose's config
+        GoTool("amtool", "github.com/prometheus/alertmanager", "v0.28.1", "./cmd/amtool"),
     )
 }
 

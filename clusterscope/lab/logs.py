@@ -37,13 +37,17 @@ def loki_url(lab: Lab) -> str:
 
 # -- Loki -----------------------------------------------------------------------------------
 def loki_config(lab: Lab) -> dict:
-    home = lab.path("loki")
+    return loki_config_at(lab.path("loki"), "127.0.0.1", lab.port(LOKI), lab.port("loki-grpc"))
+
+
+def loki_config_at(home: Path, listen: str, http_port: int, grpc_port: int) -> dict:
+    """Loki's single-binary configuration (the lab's, and compose's with its own paths)."""
     return {
         "auth_enabled": False,
         "analytics": {"reporting_enabled": False},
         "server": {
-            "http_listen_address": "127.0.0.1", "http_listen_port": lab.port(LOKI),
-            "grpc_listen_address": "127.0.0.1", "grpc_listen_port": lab.port("loki-grpc"),
+            "http_listen_address": listen, "http_listen_port": http_port,
+            "grpc_listen_address": listen, "grpc_listen_port": grpc_port,
             "log_level": "warn",
         },
         "common": {

@@ -82,15 +82,21 @@ def write_scrape_config(lab: Lab) -> Path:
     return path
 
 
-def alertmanager_config(lab: Lab) -> dict:
+def alertmanager_route_to(webhook: dict, group_wait: str, group_interval: str) -> dict:
+    """Every alert to one webhook, grouped per alert and node (the lab's and compose's)."""
     return {
         "route": {"receiver": "webhook",
                   "group_by": ["alertname", "cluster", "node", "node_id"],
-                  # short waits: the lab and its tests want notifications within seconds
-                  "group_wait": "1s", "group_interval": "5s", "repeat_interval": "4h"},
-        "receivers": [{"name": "webhook", "webhook_configs": [
-            {"url": f"{_url(lab, WEBHOOK)}/alerts", "send_resolved": True}]}],
+                  "group_wait": group_wait, "group_interval": group_interval,
+                  "repeat_interval": "4h"},
+        "receivers": [{"name": "webhook", "webhook_configs": [webhook]}],
     }
+
+
+def alertmanager_config(lab: Lab) -> dict:
+    # short waits: the lab and its tests want notifications within seconds
+    return alertmanager_route_to({"url": f"{_url(lab, WEBHOOK)}/alerts", "send_resolved": True},
+                                 group_wait="1s", group_interval="5s")
 
 
 # -- up/down ---------------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""`python -m clusterscope.dockerfile_lint [FILE...]`: lint the repository's Dockerfiles.
+
+Parsed by BuildKit's own Dockerfile parser (the `dockerfile` package wraps it), so a file
+Docker would reject fails here too. Then the rules the images promise: every base image
+pinned, the final stage runs as a non-root user, no compilers or -dev packages left in the
+final stage, apt lists cleaned in the same layer, no secrets in ENV/ARG, a HEALTHCHECK.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import dockerfile
+
+from clusterscope.monitoring_rules import REPO
+
+DOCKERFILES = [REPO / "exporters" / "Dockerfile", REPO / "loadgen" / "Dockerfile"]
+BUILD_TOOLS = re.compile(r"(^|\s)(gcc|g\+\+|clang|make|build-essential|cmake|[\w.+-]+-dev)(=\S+)?"
+                         r"(\s|$)")
+SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY", re.I)
+
+
+@dataclass
+class Problem:
+    path: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+def _pinned(image: str) -> bool:
+    if "@sha256:" in image:
+        return True
+    name, _, tag = image.rpartition(":")
+    return bool(name) and "/" not in tag and tag not in ("", "latest")
+
+
+def lint(path: Path) -> list[Problem]:
+    try:
+        cmds = dockerfile.parse_file(str(path))
+    except dockerfile.GoParseError as exc:
+        return [Problem(path, 0, f"does not parse: {exc}")]
+    problems: list[Problem] = []
+    stages: list[str] = []
+    final: list[dockerfile.Command] = []
+    for c in cmds:
+        if c.cmd == "FROM":
+            image = c.value[0]
+            if image.lower() not in stages and not _pinned(image):
+                problems.append(Problem(path, c.start_line, f"base image {image} not pinned"))
+            if len(c.value) >= 3 and c.value[1].upper() == "AS":
+                stages.append(c.value[2].lower())
+            final = []
+        final.append(c)
+    if not final:
+        return [Problem(path, 0, "no FROM")]
+    users = [c for c in final if c.cmd == "USER"]
+    if not users or users[-1].value[0].split(":")[0] in ("root", "0"):
+        problems.append(Problem(path, final[0].start_line, "final stage runs as root"))
+    if not any(c.cmd == "HEALTHCHECK" for c in final):
+        problems.append(Problem(path, final[0].start_line, "final stage has no HEALTHCHECK"))
+    for c in final:
+        text = " ".join(c.value)
+        if c.cmd == "RUN" and "apt-get install" in text:
+            installed = text.split("apt-get install", 1)[1].split("&&")[0]
+            if BUILD_TOOLS.search(installed):
+                problems.append(Problem(path, c.start_line,
+                                        "build tools installed in the final stage"))
+            if "--no-install-recommends" not in installed:
+                problems.append(Problem(path, c.start_line,
+                                        "apt-get install without --no-install-recommends"))
+            if "rm -rf /var/lib/apt/lists" not in text:
+                problems.append(Problem(path, c.start_line,
+                                        "apt lists not removed in the same layer"))
+        if c.cmd in ("ENV", "ARG"):
+            names = c.value[0::2] if c.cmd == "ENV" else [v.split("=")[0] for v in c.value]
+            for name in names:
+                if SECRET_NAME.search(name):
+                    problems.append(Problem(path, c.start_line,
+                                            f"{c.cmd} {name}: secrets belong in Compose secrets"))
+        if c.cmd == "ADD" and any(v.startswith(("http://", "https://")) for v in c.value):
+            problems.append(Problem(path, c.start_line, "ADD from a URL (unpinned download)"))
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    paths = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or DOCKERFILES
+    problems = [p for path in paths for p in lint(path)]
+    for p in problems:
+        print(f"dockerfile_lint: {p}", file=sys.stderr)
+    if not problems:
+        print(f"dockerfile_lint: {len(paths)} Dockerfiles ok")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Runs once, when galera-node1 starts on an empty datadir (the image's entrypoint runs it
+# against its temporary server, wsrep off); node2 and node3 receive the accounts by SST.
+# Passwords come from the Compose secrets, never from argv: the client reads MYSQL_PWD.
+set -eu
+exporter_pw=$(cat /run/secrets/lab_exporter_password)
+loadgen_pw=$(cat /run/secrets/lab_loadgen_password)
+sst_pw=$(sed -n 's/^wsrep_sst_auth *= *[^:]*://p' /etc/mysql/conf.d/zz-clusterscope-sst.cnf)
+sst_user=$(sed -n 's/^wsrep_sst_auth *= *\([^:]*\):.*/\1/p' /etc/mysql/conf.d/zz-clusterscope-sst.cnf)
+MYSQL_PWD=$(cat /run/secrets/lab_db_root_password)
+export MYSQL_PWD
+mariadb --protocol=socket -uroot <<SQL
+CREATE USER IF NOT EXISTS 'clusterscope_exporter'@'%' IDENTIFIED BY '${exporter_pw}';
+GRANT PROCESS ON *.* TO 'clusterscope_exporter'@'%';
+CREATE USER IF NOT EXISTS 'clusterscope_app'@'%' IDENTIFIED BY '${loadgen_pw}';
+CREATE DATABASE IF NOT EXISTS sbtest;
+GRANT ALL PRIVILEGES ON \`sbtest\`.* TO 'clusterscope_app'@'%';
+GRANT ALL PRIVILEGES ON \`cs\\_%\`.* TO 'clusterscope_app'@'%';
+CREATE USER IF NOT EXISTS '${sst_user}'@'localhost' IDENTIFIED BY '${sst_pw}';
+GRANT RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR ON *.* TO '${sst_user}'@'localhost';
+SQL
+unset MYSQL_PWD

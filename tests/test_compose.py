@@ -1,0 +1,338 @@
+"""compose/: what users deploy, checked without a Docker engine.
+
+The real Compose v2 (`docker-compose config`, built from its Go module) parses and
+interpolates every profile with the example .env; the configs compose mounts go through the
+real tools of the versions compose pins or runs (VictoriaMetrics -dryRun, amtool, Loki
+-verify-config, promtail over real cluster logs); the Dockerfiles through BuildKit's parser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from test_logs_formats import MARIADB_SST, NDB_MANUAL, _dry_run_entries, lines_of
+
+from clusterscope import compose_config, dockerfile_lint, tools
+from clusterscope.lab import galera, monitoring
+
+REPO = Path(__file__).resolve().parents[1]
+COMPOSE = REPO / "compose"
+BASE = COMPOSE / "docker-compose.yml"
+SCALE = COMPOSE / "docker-compose.scale.yml"
+SECRETS = ["ndbinfo_exporter.my.cnf", "mysqld_exporter.my.cnf", "loadgen.my.cnf",
+           "alertmanager_webhook_url", "grafana_admin_password", "lab_db_root_password",
+           "lab_exporter_password", "lab_loadgen_password", "lab_galera_sst.cnf",
+           "loki_s3_secret_key"]
+LAB_SERVICES = {"ndb-mgmd", "ndb-data1", "ndb-data2", "ndb-sql",
+                "galera-node1", "galera-node2", "galera-node3"}
+
+
+@pytest.fixture(scope="module")
+def secrets_dir(tmp_path_factory) -> Path:
+    """Secret files as a user creates them (outside the repository, mode 0600)."""
+    d = tmp_path_factory.mktemp("secrets")
+    for name in SECRETS:
+        (d / name).write_text("placeholder\n")
+        (d / name).chmod(0o600)
+    return d
+
+
+def run_config(secrets_dir: Path, *args: str, files: tuple[Path, ...] = (BASE,),
+                   env: dict[str, str] | None = None, check: bool = True
+                   ) -> subprocess.CompletedProcess:
+    argv = [str(tools.path_of("docker-compose"))]
+    for f in files:
+        argv += ["-f", str(f)]
+    argv += ["--env-file", str(COMPOSE / ".env.example"), "--project-directory", str(COMPOSE),
+             *args, "config", "--format", "json"]
+    # only what the test sets: no stray COMPOSE_* or .env of the machine running it
+    run_env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"),
+               "SECRETS_DIR": str(secrets_dir), **(env or {})}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=run_env, timeout=120)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def models(secrets_dir) -> dict[str, dict]:
+    """The interpolated model of each way users run it."""
+    return {
+        "default": json.loads(run_config(secrets_dir).stdout),
+        "lab": json.loads(run_config(secrets_dir, "--profile", "lab").stdout),
+        "scale": json.loads(run_config(secrets_dir, files=(BASE, SCALE)).stdout),
+    }
+
+
+# -- the model ----------------------------------------------------------------------------
+def test_profiles_select_the_services(models) -> None:
+    default, lab, scale = (set(models[k]["services"]) for k in ("default", "lab", "scale"))
+    monitoring_stack = {"ndbinfo-exporter", "galera-tracker", "mysqld-exporter", "loadgen",
+                        "victoria-metrics", "vmalert", "alertmanager", "grafana", "loki",
+                        "alloy"}
+    assert default == monitoring_stack
+    assert lab == monitoring_stack | LAB_SERVICES
+    # the override swaps the single-node services for their scalable versions
+    assert {"victoria-metrics", "loki"}.isdisjoint(scale)
+    assert {"vmstorage-1", "vmstorage-2", "vminsert", "vmselect", "vmagent", "minio",
+            "loki-read", "loki-write", "loki-backend"} <= scale
+    vmalert = models["scale"]["services"]["vmalert"]
+    assert vmalert["depends_on"].keys() == {"vmselect", "vminsert", "alertmanager"}
+    assert any("vmselect" in a for a in vmalert["command"])
+    grafana = models["scale"]["services"]["grafana"]
+    assert grafana["environment"]["CLUSTERSCOPE_PROMETHEUS_URL"].startswith("http://vmselect")
+
+
+@pytest.mark.parametrize("model", ["default", "lab", "scale"])
+def test_every_service_is_pinned_healthchecked_and_restarted(models, model) -> None:
+    for name, svc in models[model]["services"].items():
+        image = svc["image"]
+        if "build" in svc:  # ours: built from this repository, tagged with its version
+            assert image.startswith("clusterscope/") and image.endswith(":0.1.0"), name
+        else:
+            tag = image.rpartition(":")[2]
+            assert ":" in image and tag not in ("", "latest") and "/" not in tag, (name, image)
+        hc = svc.get("healthcheck") or {}
+        assert hc.get("test") and not hc.get("disable"), f"{name} has no healthcheck"
+        assert svc.get("restart") == "unless-stopped", name
+
+
+@pytest.mark.parametrize("model", ["default", "lab", "scale"])
+def test_published_ports_bind_loopback_unless_opted_in(models, model) -> None:
+    published = [(n, p) for n, s in models[model]["services"].items() for p in s.get("ports", [])]
+    assert published, "nothing published: Grafana must be reachable"
+    for name, port in published:
+        assert port.get("host_ip") == "127.0.0.1", (name, port)
+
+
+def test_bind_address_is_an_opt_in(secrets_dir) -> None:
+    model = json.loads(run_config(secrets_dir, env={"BIND_ADDR": "0.0.0.0"}).stdout)
+    assert {p["host_ip"] for s in model["services"].values() for p in s.get("ports", [])} \
+        == {"0.0.0.0"}
+
+
+def test_grafana_password_has_no_default(secrets_dir, tmp_path) -> None:
+    model = json.loads(run_config(secrets_dir).stdout)
+    grafana = model["services"]["grafana"]
+    assert grafana["environment"]["GF_SECURITY_ADMIN_PASSWORD__FILE"] \
+        == "/run/secrets/grafana_admin_password"
+    assert "GF_SECURITY_ADMIN_PASSWORD" not in grafana["environment"]
+    # an empty secret stops Grafana before it could fall back to its built-in password
+    assert "test -s /run/secrets/grafana_admin_password" in " ".join(grafana["entrypoint"])
+    # without a password file in .env, Compose refuses the project
+    env = tmp_path / ".env"
+    env.write_text("\n".join(ln for ln in (COMPOSE / ".env.example").read_text().splitlines()
+                             if not ln.startswith("GRAFANA_ADMIN_PASSWORD_FILE=")) + "\n")
+    argv = [str(tools.path_of("docker-compose")), "-f", str(BASE), "--env-file", str(env),
+            "--project-directory", str(COMPOSE), "config", "-q"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                          env={"PATH": os.environ["PATH"], "SECRETS_DIR": str(secrets_dir)})
+    assert proc.returncode != 0 and "GRAFANA_ADMIN_PASSWORD_FILE" in proc.stderr, proc.stderr
+
+
+def test_a_missing_setting_is_named(secrets_dir, tmp_path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("\n".join(line for line in (COMPOSE / ".env.example").read_text().splitlines()
+                             if not line.startswith("GALERA_NODE2_ADDRESS=")) + "\n")
+    argv = [str(tools.path_of("docker-compose")), "-f", str(BASE), "--env-file", str(env),
+            "--project-directory", str(COMPOSE), "config", "-q"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                          env={"PATH": os.environ["PATH"], "SECRETS_DIR": str(secrets_dir)})
+    assert proc.returncode != 0
+    assert "set GALERA_NODE2_ADDRESS in .env" in proc.stderr
+
+
+def test_secrets_are_files_outside_the_images_and_argv(models, secrets_dir) -> None:
+    for name, svc in models["lab"]["services"].items():
+        for value in [*(svc.get("command") or []), *(svc.get("environment") or {}).values()]:
+            assert "placeholder" not in str(value), name  # a secret's content never leaks
+    for name, spec in models["lab"]["secrets"].items():
+        assert Path(spec["file"]).parent == secrets_dir, name
+    assert (REPO / ".gitignore").read_text().count("compose/secrets/") == 1
+
+
+def test_data_that_must_survive_is_in_named_volumes(models) -> None:
+    services = models["default"]["services"]
+    wanted = {"victoria-metrics": "/storage", "loki": "/loki", "grafana": "/var/lib/grafana",
+              "alertmanager": "/alertmanager", "alloy": "/var/lib/alloy/data",
+              "ndbinfo-exporter": "/var/lib/clusterscope",
+              "galera-tracker": "/var/lib/clusterscope"}
+    for name, target in wanted.items():
+        vols = {v["target"]: v for v in services[name]["volumes"]}
+        assert vols[target]["type"] == "volume", (name, target)
+
+
+def test_mounted_configs_exist_in_the_repository(models) -> None:
+    for model in models.values():
+        for name, svc in model["services"].items():
+            for v in svc.get("volumes", []):
+                if v["type"] == "bind" and str(v["source"]).startswith(str(REPO)):
+                    assert Path(v["source"]).exists(), (name, v["source"])
+                    assert v.get("read_only"), (name, v["source"])
+
+
+def test_compose_runs_what_the_lab_runs(models) -> None:
+    services = models["default"]["services"]
+    # the same exporter flags as the lab's mysqld_exporter
+    assert set(galera.EXPORTER_FLAGS) <= set(services["mysqld-exporter"]["command"])
+    # the rules' windows assume the lab's evaluation interval
+    assert f"-evaluationInterval={monitoring.EVAL_INTERVAL}" in services["vmalert"]["command"]
+    rules = next(v for v in services["vmalert"]["volumes"] if v["target"].endswith("rules"))
+    assert Path(rules["source"]) == REPO / "rules"
+    grafana = {v["target"]: Path(v["source"]) for v in services["grafana"]["volumes"]
+               if v["type"] == "bind"}
+    assert grafana["/var/lib/grafana/dashboards/clusterscope"] == REPO / "dashboards" / "json"
+    provider = yaml.safe_load((REPO / "dashboards/provisioning/dashboards/clusterscope.yaml")
+                              .read_text())
+    assert provider["providers"][0]["options"]["path"] \
+        == "/var/lib/grafana/dashboards/clusterscope"
+    assert compose_config.stale() == []  # compose/config/ is what the lab's code makes
+
+
+def test_log_volumes_of_the_lab_profile_are_shared(secrets_dir) -> None:
+    """With .env pointing the log directories at the lab's volumes, the tracker and Alloy
+    read the files the lab's Galera nodes write."""
+    model = json.loads(run_config(secrets_dir, "--profile", "lab", env={
+        "GALERA_LOG_DIR": "galera-logs", "NDB_LOG_DIR": "ndb-logs"}).stdout)
+    s = model["services"]
+
+    def source(name: str, target_prefix: str) -> str:
+        return next(v["source"] for v in s[name]["volumes"]
+                    if v["target"].startswith(target_prefix))
+    assert source("galera-tracker", "/var/log/cluster/galera") == "galera-logs"
+    assert source("alloy", "/var/log/cluster/galera") == "galera-logs"
+    assert source("galera-node1", "/var/log/mysql") == "galera-logs"
+    assert source("alloy", "/var/log/cluster/ndb") == "ndb-logs"
+    assert source("ndb-mgmd", "/var/lib/mysql-cluster") == "ndb-logs"
+    tracker_logs = [a for a in s["galera-tracker"]["command"] if a.startswith("--log=")]
+    assert tracker_logs == [f"--log=node{n}=/var/log/cluster/galera/staging-galera/node{n}.err"
+                            for n in (1, 2, 3)]
+
+
+# -- the configs, through the real tools --------------------------------------------------
+def test_scrape_config_passes_victoriametrics_dry_run(tmp_path) -> None:
+    env = {**os.environ, "NDB_CLUSTER_NAME": "n", "GALERA_CLUSTER_NAME": "g",
+           **{f"GALERA_NODE{n}_ADDRESS": f"h{n}:3306" for n in (1, 2, 3)}}
+    ok = subprocess.run(["victoria-metrics", f"-promscrape.config={COMPOSE}/config/scrape.yml",
+                         "-dryRun"], capture_output=True, text=True, env=env, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    broken = tmp_path / "scrape.yml"
+    broken.write_text((COMPOSE / "config/scrape.yml").read_text()
+                      .replace("metrics_path: /probe", "metrics_paths: /probe"))
+    bad = subprocess.run(["victoria-metrics", f"-promscrape.config={broken}", "-dryRun"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode != 0 and "metrics_paths" in bad.stderr  # the check can fail
+    jobs = {j["job_name"] for j in yaml.safe_load(broken.read_text())["scrape_configs"]}
+    assert {"ndbinfo", "galera", "galera_tracker", "loadgen"} <= jobs  # what rules select
+
+
+def test_alertmanager_config_passes_the_pinned_amtool() -> None:
+    amtool = tools.path_of("amtool")
+    pinned = json.loads(compose_config_json_cached())["services"]["alertmanager"]["image"]
+    assert pinned.endswith(":" + tools.TOOLS["amtool"].version)
+    proc = subprocess.run([str(amtool), "check-config", str(COMPOSE / "config/alertmanager.yml")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " - 1 receivers" in proc.stdout
+
+
+_MODEL: list[str] = []
+
+
+def compose_config_json_cached() -> str:
+    if not _MODEL:
+        argv = [str(tools.path_of("docker-compose")), "-f", str(BASE), "--env-file",
+                str(COMPOSE / ".env.example"), "--project-directory", str(COMPOSE),
+                "config", "--format", "json", "--no-interpolate"]
+        _MODEL.append(subprocess.run(argv, capture_output=True, text=True, check=True,
+                                     timeout=120).stdout)
+    return _MODEL[0]
+
+
+@pytest.mark.parametrize("name,args", [("loki.yml", []),
+                                       ("loki-scalable.yml", ["-config.expand-env=true",
+                                                              "-target=write"])])
+def test_loki_configs_pass_loki_verify_config(name, args) -> None:
+    loki = tools.path_of("loki")
+    pinned = json.loads(compose_config_json_cached())["services"]["loki"]["image"]
+    assert "v" + pinned.rpartition(":")[2] == tools.LOKI_VERSION
+    env = {**os.environ, "LOKI_S3_ACCESS_KEY": "k", "LOKI_S3_SECRET_KEY": "s"}
+    proc = subprocess.run([str(loki), f"-config.file={COMPOSE / 'config' / name}",
+                           "-verify-config", *args],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_log_pipeline_labels_real_cluster_logs(tmp_path) -> None:
+    """compose's log pipeline (what Alloy runs) through the real promtail, over a real
+    MariaDB error log and an NDB cluster log laid out as compose mounts them."""
+    root = tmp_path / "var/log/cluster"
+    (root / "galera/staging-galera").mkdir(parents=True)
+    (root / "ndb/staging-ndb").mkdir(parents=True)
+    (root / "galera/staging-galera/node2.err").write_text("\n".join(lines_of(MARIADB_SST)) + "\n")
+    (root / "ndb/staging-ndb/ndb_1_cluster.log").write_text("\n".join(lines_of(NDB_MANUAL))
+                                                            + "\n")
+    cfg = compose_config.shipper_config()
+    text = yaml.safe_dump(cfg, sort_keys=False, width=1000).replace("/var/log/cluster",
+                                                                    str(root))
+    cfg = yaml.safe_load(text)
+    cfg["positions"]["filename"] = str(tmp_path / "positions.yaml")
+    cfg["clients"][0]["url"] = "http://127.0.0.1:9/loki/api/v1/push"
+    cfg["server"] = {"disable": True}
+    cfg["target_config"] = {"sync_period": "200ms"}
+    config = tmp_path / "promtail.yaml"
+    config.write_text(yaml.safe_dump(cfg, sort_keys=False, width=1000))
+    out = tmp_path / "out"
+    with open(out, "w") as sink:
+        proc = subprocess.Popen([str(tools.path_of("promtail")), f"-config.file={config}",
+                                 "-dry-run"], stdout=sink, stderr=subprocess.DEVNULL,
+                                env={**os.environ, "TZ": "UTC"})
+    try:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            entries = _dry_run_entries(out.read_text())
+            if {e[1].get("component") for e in entries} >= {"mariadb", "ndb_mgmd"}:
+                time.sleep(1.5)
+                break
+            time.sleep(0.3)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    entries = _dry_run_entries(out.read_text())
+    galera_lines = [e for e in entries if e[1].get("component") == "mariadb"]
+    ndb_lines = [e for e in entries if e[1].get("component") == "ndb_mgmd"]
+    assert galera_lines and ndb_lines
+    assert {(e[1]["cluster"], e[1]["node"]) for e in galera_lines} \
+        == {("staging-galera", "node2")}
+    assert {e[1]["cluster"] for e in ndb_lines} == {"staging-ndb"}
+    assert None not in {e[1].get("level") for e in entries}  # every line parsed
+    assert {e[1]["level"] for e in galera_lines} >= {"info", "warning"}
+    assert all("simulated" not in e[1] for e in entries)  # a real cluster's logs
+
+
+# -- the Dockerfiles ----------------------------------------------------------------------
+def test_dockerfiles_parse_and_pass_the_lint() -> None:
+    for path in dockerfile_lint.DOCKERFILES:
+        assert dockerfile_lint.lint(path) == [], path
+
+
+@pytest.mark.parametrize("change,message", [
+    (("python:3.11.13-slim-bookworm\n", "python:latest\n"), "not pinned"),
+    (("USER 10001:10001\n", ""), "runs as root"),
+    (("--no-install-recommends sysbench", "sysbench gcc"), "build tools"),
+    (("HEALTHCHECK", "# HEALTHCHECK"), "no HEALTHCHECK"),
+    (("ENV PATH=", "ENV DB_PASSWORD=x PATH="), "secrets"),
+])
+def test_dockerfile_lint_catches_what_it_promises(tmp_path, change, message) -> None:
+    text = (REPO / "loadgen" / "Dockerfile").read_text()
+    old, new = change
+    assert old in text
+    bad = tmp_path / "Dockerfile"
+    bad.write_text(text.replace(old, new))
+    assert any(message in p.message for p in dockerfile_lint.lint(bad)), message
