@@ -210,6 +210,7 @@ def test_log_volumes_of_the_lab_profile_are_shared(secrets_dir) -> None:
     assert source("galera-node1", "/var/log/mysql") == "galera-logs"
     assert source("alloy", "/var/log/cluster/ndb") == "ndb-logs"
     assert source("ndb-mgmd", "/var/lib/mysql-cluster") == "ndb-logs"
+    assert s["galera-tracker"]["group_add"] == ["10001"]  # .env.example; the lab uses 999
     tracker_logs = [a for a in s["galera-tracker"]["command"] if a.startswith("--log=")]
     assert tracker_logs == [f"--log=node{n}=/var/log/cluster/galera/staging-galera/node{n}.err"
                             for n in (1, 2, 3)]
