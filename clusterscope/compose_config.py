@@ -38,7 +38,7 @@ GALERA_NODES = 3  # node1..node3; .env.example names one address and one log fil
 
 # Ports inside the Compose network (the images' defaults where they have one).
 PORTS = {"ndbinfo-exporter": 9723, "galera-tracker": 9199, "mysqld-exporter": 9104,
-         "loadgen": 9500, "victoria-metrics": 8428, "vmagent": 8429, "vmalert": 8880,
+         "loadgen": 9500, "victoria-metrics": 8428, "vmalert": 8880,
          "alertmanager": 9093, "loki": 3100, "loki-grpc": 9096, "alloy": 12345}
 GALERA_LOG_DIR = "/var/log/cluster/galera"   # where compose mounts ${GALERA_LOG_DIR}
 NDB_LOG_DIR = "/var/log/cluster/ndb"         # where compose mounts ${NDB_LOG_DIR}
@@ -113,7 +113,6 @@ def loki_scalable_config() -> dict:
     cfg = loki_config()
     common = cfg["common"]
     common.pop("instance_addr")
-    common["replication_factor"] = 1
     common["ring"] = {"kvstore": {"store": "memberlist"}}
     common["storage"] = {"s3": {
         "endpoint": "minio:9000", "bucketnames": "loki", "insecure": True,

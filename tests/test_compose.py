@@ -44,12 +44,12 @@ def secrets_dir(tmp_path_factory) -> Path:
 
 
 def run_config(secrets_dir: Path, *args: str, files: tuple[Path, ...] = (BASE,),
-                   env: dict[str, str] | None = None, check: bool = True
-                   ) -> subprocess.CompletedProcess:
+               env: dict[str, str] | None = None, check: bool = True,
+               env_file: Path = COMPOSE / ".env.example") -> subprocess.CompletedProcess:
     argv = [str(tools.path_of("docker-compose"))]
     for f in files:
         argv += ["-f", str(f)]
-    argv += ["--env-file", str(COMPOSE / ".env.example"), "--project-directory", str(COMPOSE),
+    argv += ["--env-file", str(env_file), "--project-directory", str(COMPOSE),
              *args, "config", "--format", "json"]
     # only what the test sets: no stray COMPOSE_* or .env of the machine running it
     run_env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"),
@@ -58,6 +58,15 @@ def run_config(secrets_dir: Path, *args: str, files: tuple[Path, ...] = (BASE,),
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
+
+
+def config_without(setting: str, secrets_dir: Path, tmp_path: Path
+                   ) -> subprocess.CompletedProcess:
+    """`docker compose config` with an .env.example that lacks one setting."""
+    env = tmp_path / ".env"
+    env.write_text("\n".join(ln for ln in (COMPOSE / ".env.example").read_text().splitlines()
+                             if not ln.startswith(f"{setting}=")) + "\n")
+    return run_config(secrets_dir, env_file=env, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -117,33 +126,20 @@ def test_bind_address_is_an_opt_in(secrets_dir) -> None:
         == {"0.0.0.0"}
 
 
-def test_grafana_password_has_no_default(secrets_dir, tmp_path) -> None:
-    model = json.loads(run_config(secrets_dir).stdout)
-    grafana = model["services"]["grafana"]
+def test_grafana_password_has_no_default(models, secrets_dir, tmp_path) -> None:
+    grafana = models["default"]["services"]["grafana"]
     assert grafana["environment"]["GF_SECURITY_ADMIN_PASSWORD__FILE"] \
         == "/run/secrets/grafana_admin_password"
     assert "GF_SECURITY_ADMIN_PASSWORD" not in grafana["environment"]
     # an empty secret stops Grafana before it could fall back to its built-in password
     assert "test -s /run/secrets/grafana_admin_password" in " ".join(grafana["entrypoint"])
     # without a password file in .env, Compose refuses the project
-    env = tmp_path / ".env"
-    env.write_text("\n".join(ln for ln in (COMPOSE / ".env.example").read_text().splitlines()
-                             if not ln.startswith("GRAFANA_ADMIN_PASSWORD_FILE=")) + "\n")
-    argv = [str(tools.path_of("docker-compose")), "-f", str(BASE), "--env-file", str(env),
-            "--project-directory", str(COMPOSE), "config", "-q"]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120,
-                          env={"PATH": os.environ["PATH"], "SECRETS_DIR": str(secrets_dir)})
+    proc = config_without("GRAFANA_ADMIN_PASSWORD_FILE", secrets_dir, tmp_path)
     assert proc.returncode != 0 and "GRAFANA_ADMIN_PASSWORD_FILE" in proc.stderr, proc.stderr
 
 
 def test_a_missing_setting_is_named(secrets_dir, tmp_path) -> None:
-    env = tmp_path / ".env"
-    env.write_text("\n".join(line for line in (COMPOSE / ".env.example").read_text().splitlines()
-                             if not line.startswith("GALERA_NODE2_ADDRESS=")) + "\n")
-    argv = [str(tools.path_of("docker-compose")), "-f", str(BASE), "--env-file", str(env),
-            "--project-directory", str(COMPOSE), "config", "-q"]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120,
-                          env={"PATH": os.environ["PATH"], "SECRETS_DIR": str(secrets_dir)})
+    proc = config_without("GALERA_NODE2_ADDRESS", secrets_dir, tmp_path)
     assert proc.returncode != 0
     assert "set GALERA_NODE2_ADDRESS in .env" in proc.stderr
 
@@ -233,9 +229,9 @@ def test_scrape_config_passes_victoriametrics_dry_run(tmp_path) -> None:
     assert {"ndbinfo", "galera", "galera_tracker", "loadgen"} <= jobs  # what rules select
 
 
-def test_alertmanager_config_passes_the_pinned_amtool() -> None:
+def test_alertmanager_config_passes_the_pinned_amtool(models) -> None:
     amtool = tools.path_of("amtool")
-    pinned = json.loads(compose_config_json_cached())["services"]["alertmanager"]["image"]
+    pinned = models["default"]["services"]["alertmanager"]["image"]
     assert pinned.endswith(":" + tools.TOOLS["amtool"].version)
     proc = subprocess.run([str(amtool), "check-config", str(COMPOSE / "config/alertmanager.yml")],
                           capture_output=True, text=True, timeout=60)
@@ -243,25 +239,12 @@ def test_alertmanager_config_passes_the_pinned_amtool() -> None:
     assert " - 1 receivers" in proc.stdout
 
 
-_MODEL: list[str] = []
-
-
-def compose_config_json_cached() -> str:
-    if not _MODEL:
-        argv = [str(tools.path_of("docker-compose")), "-f", str(BASE), "--env-file",
-                str(COMPOSE / ".env.example"), "--project-directory", str(COMPOSE),
-                "config", "--format", "json", "--no-interpolate"]
-        _MODEL.append(subprocess.run(argv, capture_output=True, text=True, check=True,
-                                     timeout=120).stdout)
-    return _MODEL[0]
-
-
 @pytest.mark.parametrize("name,args", [("loki.yml", []),
                                        ("loki-scalable.yml", ["-config.expand-env=true",
                                                               "-target=write"])])
-def test_loki_configs_pass_loki_verify_config(name, args) -> None:
+def test_loki_configs_pass_loki_verify_config(models, name, args) -> None:
     loki = tools.path_of("loki")
-    pinned = json.loads(compose_config_json_cached())["services"]["loki"]["image"]
+    pinned = models["default"]["services"]["loki"]["image"]
     assert "v" + pinned.rpartition(":")[2] == tools.LOKI_VERSION
     env = {**os.environ, "LOKI_S3_ACCESS_KEY": "k", "LOKI_S3_SECRET_KEY": "s"}
     proc = subprocess.run([str(loki), f"-config.file={COMPOSE / 'config' / name}",
