@@ -24,10 +24,11 @@ apt:
 		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "setup: Debian packages present"; fi
 
-$(VENV)/.installed: pyproject.toml
+# Three distributions: the two products and the toolkit that drives them (editable).
+$(VENV)/.installed: pyproject.toml exporters/pyproject.toml loadgen/pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e ./exporters -e ./loadgen -e '.[dev]'
 	touch $@
 
 venv: $(VENV)/.installed

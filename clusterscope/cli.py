@@ -3,33 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
-# Modules that provide `add_arguments(subparsers)`; a module not written yet is skipped.
-COMMAND_MODULES = [
-    "clusterscope.lab.cli",
-    "clusterscope.tools",
-    "clusterscope_loadgen.cli",
-    "clusterscope.analysis.cli",
-    "clusterscope.logs_cli",
-    "clusterscope.dashboards.cli",
-    "clusterscope.demo",
-    "clusterscope.bench",
-    "clusterscope.lint",
-]
+from clusterscope import bench, demo, gotools, lint
+from clusterscope.analysis import cli as analysis_cli
+from clusterscope.dashboards import cli as dashboards_cli
+from clusterscope.deploy import compose
+from clusterscope.lab import cli as lab_cli
+from clusterscope.lab import loadgen as lab_loadgen
+from clusterscope.logs import cli as logs_cli
+from clusterscope.rules import generate as rules_cli
+
+# Each provides `add_arguments(subparsers)`; the order is the order of `--help`.
+COMMANDS = [lab_cli, gotools, lab_loadgen, analysis_cli, logs_cli, dashboards_cli, rules_cli,
+            compose, demo, bench, lint]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clusterscope", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and name.startswith(exc.name):
-                continue
-            raise
+    for module in COMMANDS:
         module.add_arguments(sub)
     return parser
 

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from clusterscope.clients.vm import VM
+from clusterscope.lab import monitoring
 from clusterscope.lab.core import lab_dir_from_env
 
 
@@ -99,9 +101,8 @@ class Demo:
         t.start()
         return t
 
-    def vm(self):
-        from clusterscope.vmclient import VM
-        return VM.from_lab(self.lab_dir)
+    def vm(self) -> VM:
+        return monitoring.vm_client(self.lab_dir)
 
     def alerts(self) -> list[dict]:
         """Notifications the webhook received from Alertmanager (the full alert path)."""

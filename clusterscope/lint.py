@@ -9,9 +9,9 @@ import sys
 # Each entry: a command (run with this Python) that exits non-zero when its output is stale.
 CHECKS: dict[str, list[str]] = {
     "dashboards": ["-m", "clusterscope.cli", "dashboards", "check"],
-    "rules": ["-m", "clusterscope.rulegen", "--check"],
-    "compose config": ["-m", "clusterscope.compose_config", "--check"],
-    "dockerfiles": ["-m", "clusterscope.dockerfile_lint"],
+    "rules": ["-m", "clusterscope.cli", "rules", "check"],
+    "compose config": ["-m", "clusterscope.cli", "deploy", "check"],
+    "dockerfiles": ["-m", "clusterscope.cli", "deploy", "lint-dockerfiles"],
 }
 
 

@@ -61,6 +61,11 @@ class LabHandle:
         return port(self.port_base, name)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`demo` tests run last: they replay the whole scenario in the lab the others left up."""
+    items.sort(key=lambda item: item.get_closest_marker("demo") is not None)
+
+
 @pytest.fixture(scope="session")
 def lab() -> Iterator[LabHandle]:
     keep = os.environ.get("CLUSTERSCOPE_TEST_LAB_DIR")
@@ -94,8 +99,8 @@ def monitoring_lab(lab: LabHandle) -> LabHandle:
 @pytest.fixture(scope="session")
 def scratch_vm(tmp_path_factory: pytest.TempPathFactory):
     """A real, empty VictoriaMetrics for tests that write series with known values."""
+    from clusterscope.clients.vm import VM
     from clusterscope.lab.core import Lab
-    from clusterscope.vmclient import VM
 
     root = tmp_path_factory.mktemp("scratch-vm")
     lab = Lab(root / "lab", int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")))
@@ -120,57 +125,45 @@ def artifacts() -> Path:
 def lab_scenario(lab: LabHandle) -> dict:
     """One lab scenario that exercises what the dashboards and alerts show, run once.
 
-    With the parts that exist in this checkout up (ndb, galera, monitoring): a loadgen run
-    on Galera (read_backup, 3 s windows), two simulated NDB 7.6 restarts of node 2 (x120,
-    x30), a Galera SIGKILL of node 3 under that load and its restart (IST), then a wait
-    until the loadgen has valid pairs and the recorded baselines exist. Returns `start`/`end` (epoch
-    seconds around the scenario), the parts that were up and the `steps` that ran.
+    With every part up (ndb, galera, monitoring): a loadgen run on Galera (read_backup, 3 s
+    windows), two simulated NDB 7.6 restarts of node 2 (x120, x30), a Galera SIGKILL of node
+    3 under that load and its restart (IST), then a wait until the loadgen has valid pairs
+    and the recorded baselines exist. Returns `start`/`end` (epoch seconds around the
+    scenario) and the `steps` that ran.
     """
     import time
 
-    from clusterscope.lab.parts import load_parts
+    from clusterscope.lab.monitoring import vm_client
 
-    parts = [p for p in ("ndb", "galera", "monitoring") if p in load_parts()]
-    lab.ensure(*parts)
+    lab.ensure("ndb", "galera", "monitoring")
     steps: list[str] = []
     start = time.time() - 60  # include the minute the lab ran before the scenario
-    vm = None
-    if "monitoring" in parts:
-        from clusterscope.vmclient import VM
-
-        vm = VM.from_lab(lab.root)
-    if "galera" in parts and "start" in lab.cli("loadgen", "--help", check=False).stdout:
-        # Long enough to outlive the restarts and the Galera kill below; stopped at the end.
-        lab.cli("loadgen", "start", "--experiment", "read_backup", "--window", "3",
-                "--duration", "240")
-        steps.append("loadgen read_backup")
-    if "ndb" in parts:
-        lab.cli("lab", "ndb", "fault", "clear")  # whatever an earlier test left behind
-        # The restart baseline (median of earlier restarts) needs two. At x120 a restart
-        # lasts ~3.5 s, which 5 s scrapes may miss; x30 (~14 s) is seen in progress.
-        for scale in ("120", "30"):
-            lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale",
-                    scale, "--wait", timeout=300)
-        steps.append("ndb restart-node 2 x2")
-    if "galera" in parts:
-        lab.cli("lab", "galera", "kill-node", "3")
-        if vm is not None:  # let the scrapes see the reduced cluster before it heals
-            vm.wait_for('min(mysql_global_status_wsrep_cluster_size{cluster="lab-galera"}) < 3',
-                        timeout=60)
-        lab.cli("lab", "galera", "start-node", "3", timeout=300)
-        steps.append("galera kill-node 3 / start-node 3")
-    if vm is not None:
-        if "loadgen read_backup" in steps:
-            vm.wait_for("experiment_variant:loadgen_overhead_ratio:lower", timeout=180)
-            vm.wait_for("loadgen_overhead_min_detectable_ratio", timeout=60)
-            # a few more scrapes, so 15 s range steps see the estimates and not one sample
-            time.sleep(20)
-            steps.append("loadgen pairs")
-        if "ndb" in parts:
-            vm.wait_for("cluster_node:ndb_restart_total_seconds:baseline_median", timeout=120)
-        if "galera" in parts:
-            vm.wait_for('galera_recoveries_total{node="node3"}', timeout=60)
-    if "loadgen read_backup" in steps:
-        # its series stay in VictoriaMetrics; the load and the service must not outlive us
-        lab.cli("loadgen", "stop", "--experiment", "read_backup")
-    return {"start": start, "end": time.time(), "parts": parts, "steps": steps}
+    vm = vm_client(lab.root)
+    # Long enough to outlive the restarts and the Galera kill below; stopped at the end.
+    lab.cli("loadgen", "start", "--experiment", "read_backup", "--window", "3",
+            "--duration", "240")
+    steps.append("loadgen read_backup")
+    lab.cli("lab", "ndb", "fault", "clear")  # whatever an earlier test left behind
+    # The restart baseline (median of earlier restarts) needs two. At x120 a restart lasts
+    # ~3.5 s, which 5 s scrapes may miss; x30 (~14 s) is seen in progress.
+    for scale in ("120", "30"):
+        lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale",
+                scale, "--wait", timeout=300)
+    steps.append("ndb restart-node 2 x2")
+    lab.cli("lab", "galera", "kill-node", "3")
+    # let the scrapes see the reduced cluster before it heals
+    vm.wait_for('min(mysql_global_status_wsrep_cluster_size{cluster="lab-galera"}) < 3',
+                timeout=60)
+    lab.cli("lab", "galera", "start-node", "3", timeout=300)
+    steps.append("galera kill-node 3 / start-node 3")
+    vm.wait_for("experiment_variant:loadgen_overhead_ratio:lower", timeout=180)
+    vm.wait_for("loadgen_overhead_min_detectable_ratio", timeout=60)
+    # several samples, so 15 s range steps see the estimates and not one point
+    vm.wait_for("count_over_time(experiment_variant:loadgen_overhead_ratio:lower[2m]) >= 4",
+                timeout=60)
+    steps.append("loadgen pairs")
+    vm.wait_for("cluster_node:ndb_restart_total_seconds:baseline_median", timeout=120)
+    vm.wait_for('galera_recoveries_total{node="node3"}', timeout=60)
+    # its series stay in VictoriaMetrics; the load and the service must not outlive us
+    lab.cli("loadgen", "stop", "--experiment", "read_backup")
+    return {"start": start, "end": time.time(), "steps": steps}

@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+from helpers import eventually
 from test_logs_formats import MARIADB_SST, NDB_MANUAL, _dry_run_entries, lines_of
 
-from clusterscope import compose_config, dockerfile_lint, tools
+from clusterscope import gotools, paths
+from clusterscope.deploy import compose as compose_config
+from clusterscope.deploy import dockerfile_lint
 from clusterscope.lab import galera, monitoring
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,7 +48,7 @@ def secrets_dir(tmp_path_factory) -> Path:
 def run_config(secrets_dir: Path, *args: str, files: tuple[Path, ...] = (BASE,),
                env: dict[str, str] | None = None, check: bool = True,
                env_file: Path = COMPOSE / ".env.example") -> subprocess.CompletedProcess:
-    argv = [str(tools.path_of("docker-compose"))]
+    argv = [str(gotools.path_of("docker-compose"))]
     for f in files:
         argv += ["-f", str(f)]
     argv += ["--env-file", str(env_file), "--project-directory", str(COMPOSE),
@@ -188,7 +190,7 @@ def test_compose_runs_what_the_lab_runs(models) -> None:
                               .read_text())
     assert provider["providers"][0]["options"]["path"] \
         == "/var/lib/grafana/dashboards/clusterscope"
-    assert compose_config.stale() == []  # compose/config/ is what the lab's code makes
+    assert paths.stale(compose_config.files()) == []  # compose/config/ is what the lab's code makes
 
 
 def test_log_volumes_of_the_lab_profile_are_shared(secrets_dir) -> None:
@@ -230,9 +232,9 @@ def test_scrape_config_passes_victoriametrics_dry_run(tmp_path) -> None:
 
 
 def test_alertmanager_config_passes_the_pinned_amtool(models) -> None:
-    amtool = tools.path_of("amtool")
+    amtool = gotools.path_of("amtool")
     pinned = models["default"]["services"]["alertmanager"]["image"]
-    assert pinned.endswith(":" + tools.TOOLS["amtool"].version)
+    assert pinned.endswith(":" + gotools.TOOLS["amtool"].version)
     proc = subprocess.run([str(amtool), "check-config", str(COMPOSE / "config/alertmanager.yml")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -243,9 +245,9 @@ def test_alertmanager_config_passes_the_pinned_amtool(models) -> None:
                                        ("loki-scalable.yml", ["-config.expand-env=true",
                                                               "-target=write"])])
 def test_loki_configs_pass_loki_verify_config(models, name, args) -> None:
-    loki = tools.path_of("loki")
+    loki = gotools.path_of("loki")
     pinned = models["default"]["services"]["loki"]["image"]
-    assert "v" + pinned.rpartition(":")[2] == tools.LOKI_VERSION
+    assert "v" + pinned.rpartition(":")[2] == gotools.LOKI_VERSION
     env = {**os.environ, "LOKI_S3_ACCESS_KEY": "k", "LOKI_S3_SECRET_KEY": "s"}
     proc = subprocess.run([str(loki), f"-config.file={COMPOSE / 'config' / name}",
                            "-verify-config", *args],
@@ -274,17 +276,15 @@ def test_log_pipeline_labels_real_cluster_logs(tmp_path) -> None:
     config.write_text(yaml.safe_dump(cfg, sort_keys=False, width=1000))
     out = tmp_path / "out"
     with open(out, "w") as sink:
-        proc = subprocess.Popen([str(tools.path_of("promtail")), f"-config.file={config}",
+        proc = subprocess.Popen([str(gotools.path_of("promtail")), f"-config.file={config}",
                                  "-dry-run"], stdout=sink, stderr=subprocess.DEVNULL,
                                 env={**os.environ, "TZ": "UTC"})
+    # every file was read to its end once its last line is an entry
+    last_lines = {lines_of(MARIADB_SST)[-1], lines_of(NDB_MANUAL)[-1]}
     try:
-        deadline = time.monotonic() + 40
-        while time.monotonic() < deadline:
-            entries = _dry_run_entries(out.read_text())
-            if {e[1].get("component") for e in entries} >= {"mariadb", "ndb_mgmd"}:
-                time.sleep(1.5)
-                break
-            time.sleep(0.3)
+        eventually(lambda: last_lines <= {e[2].split("\n")[0]
+                                          for e in _dry_run_entries(out.read_text())},
+                   40, "promtail's entries for the last line of each log")
     finally:
         proc.terminate()
         proc.wait(10)

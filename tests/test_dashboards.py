@@ -13,6 +13,7 @@ from grafana_foundation_sdk.cog import plugins
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
+from clusterscope import paths
 from clusterscope.dashboards import generate, uids
 from clusterscope.dashboards.verify import targets
 
@@ -30,8 +31,8 @@ def all_panels(model: dict):
 
 
 def test_regenerating_changes_nothing(tmp_path: Path) -> None:
-    assert generate.stale() == []
-    generate.write(tmp_path)
+    assert paths.stale(generate.expected_files(), [(JSON_DIR, "*.json")]) == []
+    paths.write(generate.expected_files(tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in
                                                                 JSON_DIR.glob("*.json"))
     for p in tmp_path.iterdir():
@@ -39,12 +40,13 @@ def test_regenerating_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_check_reports_a_hand_edited_file(tmp_path: Path) -> None:
-    generate.write(tmp_path)
+    expected = generate.expected_files(tmp_path)
+    paths.write(expected)
     victim = tmp_path / f"{uids.GALERA}.json"
     victim.write_text(victim.read_text().replace("Cluster size", "Cluster siz"))
     (tmp_path / "stray.json").write_text("{}")
-    problems = generate.stale(tmp_path)
-    assert any(uids.GALERA in p and "differs" in p for p in problems)
+    problems = paths.stale(expected, [(tmp_path, "*.json")])
+    assert any(uids.GALERA in p and "out of date" in p for p in problems)
     assert any("stray.json" in p for p in problems)
 
 

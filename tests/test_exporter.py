@@ -26,17 +26,19 @@ from pathlib import Path
 import bcrypt
 import pymysql
 import pytest
+from helpers import Samples, val
 from ndbinfo_exporter import main as exporter_main
 from ndbinfo_exporter import mycnf, schema
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
 from ndbinfo_exporter.scrape import Scraper
 from ndbinfo_exporter.state import ExporterState, RestartLedger
-from ndbinfo_exporter.synthetic import VIEWS
 from prometheus_client.parser import text_string_to_metric_families
 
+from clusterscope.bench.synthetic import VIEWS
 from clusterscope.lab import mariadb
 from clusterscope.lab.core import Lab
+from clusterscope.ndbsim import ddl
 
 REPO = Path(__file__).resolve().parents[1]
 # copies of ../shared/fixtures/ndbinfo, so a clone anywhere has them
@@ -90,7 +92,7 @@ def test_shared_view_descriptions_match_the_real_desc_output() -> None:
     for view, (file, name) in FROM_FIXTURES.items():
         real = [(c, t.split()[0].lower().replace("int", "int unsigned") if "unsigned" in t
                  else t.lower()) for c, t in fixture_desc(file, name)]
-        ours = [(c, t.lower()) for c, t, _ in schema.expected_columns("7.6")[view]]
+        ours = [(c, t.lower()) for c, t, _ in ddl.expected_columns("7.6")[view]]
         assert ours == real, view
         assert [c for c, _ in VIEWS[view]] == [c for c, _ in real], view
 
@@ -234,25 +236,13 @@ def make_scraper(scratch: Scratch, state: Path, query_timeout: float = 2.0,
                    ExporterState(RestartLedger(state)), budget)
 
 
-def samples(metrics) -> dict[tuple, float]:
-    out = {}
-    for m in metrics:
-        for s in m.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out
-
-
-def val(ss: dict, name: str, **labels: object) -> float | None:
-    return ss.get((name, tuple(sorted((k, str(v)) for k, v in labels.items()))))
-
-
 def names(ss: dict, name: str) -> list[dict]:
     return [dict(lbl) for (n, lbl) in ss if n == name]
 
 
 # -- values equal the rows they come from ----------------------------------------------
 def test_every_metric_equals_its_row(scratch: Scratch, cur, tmp_path: Path) -> None:
-    ss = samples(make_scraper(scratch, tmp_path / "s.json").scrape())
+    ss = Samples.of_families(make_scraper(scratch, tmp_path / "s.json").scrape())
     assert val(ss, "ndb_up") == 1 and val(ss, "ndb_ndbinfo_offline") == 0
     for c in ALL:
         if c.name != "transporter_details":
@@ -335,7 +325,7 @@ def test_every_metric_equals_its_row(scratch: Scratch, cur, tmp_path: Path) -> N
 
 def test_logspaces_fixture_rows(scratch: Scratch, cur, tmp_path: Path) -> None:
     """The real `select * from logspaces` output, loaded into MariaDB, read back exactly."""
-    ss = samples(make_scraper(scratch, tmp_path / "s.json").scrape())
+    ss = Samples.of_families(make_scraper(scratch, tmp_path / "s.json").scrape())
     _, rows = fixture_box_rows("logspaces.result.txt")
     assert len(names(ss, "ndb_log_space_used_bytes")) == len(rows) == 8
     for node, ltype, lid, part, total, used in rows:
@@ -346,7 +336,7 @@ def test_logspaces_fixture_rows(scratch: Scratch, cur, tmp_path: Path) -> None:
 
 def test_lcp_progress_and_table_states(scratch: Scratch, cur, tmp_path: Path) -> None:
     scraper = make_scraper(scratch, tmp_path / "s.json")
-    ss = samples(scraper.scrape())
+    ss = Samples.of_families(scraper.scrape())
     assert val(ss, "ndb_lcp_id") == 42
     assert val(ss, "ndb_lcp_running") == 1
     assert val(ss, "ndb_lcp_fragment_replicas_remaining") == 4
@@ -365,7 +355,7 @@ def test_lcp_progress_and_table_states(scratch: Scratch, cur, tmp_path: Path) ->
     scraper.scrape()
     time.sleep(0.3)
     cur.execute("UPDATE ndbinfo.table_fragments SET num_lcp_replicas = 0")
-    ss = samples(scraper.scrape())
+    ss = Samples.of_families(scraper.scrape())
     assert val(ss, "ndb_lcp_running") == 0 and val(ss, "ndb_lcp_progress_ratio") == 1
     assert 0.3 <= val(ss, "ndb_lcp_last_duration_seconds") < 60
 
@@ -390,12 +380,12 @@ def test_restart_phases_and_counted_once(scratch: Scratch, cur, tmp_path: Path) 
               if c.startswith("secs_")]
     first = {p: 1 + k for k, p in enumerate(phases)}
     restart_row(cur, 2, 8, {p: v for p, v in first.items() if p < "secs_s"})  # in progress
-    ss = samples(scraper.scrape())
+    ss = Samples.of_families(scraper.scrape())
     assert val(ss, "ndb_restart_status", node_id=2) == 8
     assert val(ss, "ndb_restarts_completed_total", node_id=2) == 0
     restart_row(cur, 2, 19, first)
     for _ in range(2):  # seen twice, counted once
-        ss = samples(scraper.scrape())
+        ss = Samples.of_families(scraper.scrape())
     assert val(ss, "ndb_restarts_completed_total", node_id=2) == 1
     assert len(names(ss, "ndb_restart_phase_seconds")) == len(phases) == 18
     for p, v in first.items():
@@ -403,15 +393,15 @@ def test_restart_phases_and_counted_once(scratch: Scratch, cur, tmp_path: Path) 
     assert val(ss, "ndb_restart_total_seconds", node_id=2) == sum(first.values())
     # the exporter restarts: the same completed restart is not counted again
     again = make_scraper(scratch, state)
-    ss = samples(again.scrape())
+    ss = Samples.of_families(again.scrape())
     assert val(ss, "ndb_restarts_completed_total", node_id=2) == 1
     # a second restart (7.5-like: no timing for the subscription handover) while the
     # exporter is down counts once when it comes back
     second = {p: 2 * v for p, v in first.items() if p != "secs_wait_subscription_handover"}
     restart_row(cur, 2, 12, second)
     third = make_scraper(scratch, state)
-    ss = samples(third.scrape())
-    ss = samples(third.scrape())
+    ss = Samples.of_families(third.scrape())
+    ss = Samples.of_families(third.scrape())
     assert val(ss, "ndb_restarts_completed_total", node_id=2) == 2
     assert val(ss, "ndb_restart_phase_seconds", node_id=2, phase="restore_fragments") == \
         second["secs_restore_fragments"]
@@ -428,7 +418,7 @@ def test_null_columns_omit_samples(scratch: Scratch, cur, tmp_path: Path) -> Non
     cur.execute("UPDATE ndbinfo.nodes SET uptime = NULL WHERE node_id = 2")
     cur.execute("UPDATE ndbinfo.table_fragments SET num_lcp_replicas = NULL")
     cur.execute("UPDATE ndbinfo.table_replicas SET is_lcp_ongoing = NULL")
-    ss = samples(make_scraper(scratch, tmp_path / "s.json").scrape())
+    ss = Samples.of_families(make_scraper(scratch, tmp_path / "s.json").scrape())
     for c in ("cpustat", "transporters", "nodes", "lcp"):
         assert val(ss, "ndb_exporter_collector_success", collector=c) == 1, c
     lbl = {"node_id": 1, "thr_no": 2, "thread_name": "ldm"}
@@ -446,14 +436,14 @@ def test_null_columns_omit_samples(scratch: Scratch, cur, tmp_path: Path) -> Non
 def test_missing_view_is_unsupported_and_others_work(scratch: Scratch, cur,
                                                      tmp_path: Path, caplog) -> None:
     scraper = make_scraper(scratch, tmp_path / "s.json")
-    ss = samples(scraper.scrape())
+    ss = Samples.of_families(scraper.scrape())
     assert val(ss, "ndb_exporter_collector_supported", collector="transporter_details") == 0
     assert val(ss, "ndb_exporter_collector_success", collector="transporter_details") is None
     assert val(ss, "ndb_exporter_collector_supported", collector="counters") == 1
     cur.execute("DROP TABLE ndbinfo.counters")  # an older version without the view
     with caplog.at_level("INFO", logger="ndbinfo_exporter"):
         for _ in range(3):
-            ss = samples(scraper.scrape())
+            ss = Samples.of_families(scraper.scrape())
     assert val(ss, "ndb_up") == 1
     assert val(ss, "ndb_exporter_collector_supported", collector="counters") == 0
     assert val(ss, "ndb_exporter_collector_success", collector="counters") is None
@@ -474,14 +464,14 @@ def test_ndbinfo_offline_is_not_an_empty_cluster(scratch: Scratch, cur,
                     " WHERE CAST('offline' AS UNSIGNED) = 1")
     try:
         scraper = make_scraper(scratch, tmp_path / "s.json")
-        ss = samples(scraper.scrape())
+        ss = Samples.of_families(scraper.scrape())
         assert val(ss, "ndb_up") == 0 and val(ss, "ndb_ndbinfo_offline") == 1
         assert not names(ss, "ndb_node_status") and not names(ss, "ndb_thread_cpu_percent")
         assert val(ss, "ndb_exporter_collector_success", collector="nodes") == 0
         # only cpustat offline (nodes answers): that collector reports no data, no zeros
         cur.execute("DROP VIEW ndbinfo.nodes")
         cur.execute("RENAME TABLE ndbinfo.nodes_online TO ndbinfo.nodes")
-        ss = samples(scraper.scrape())
+        ss = Samples.of_families(scraper.scrape())
         assert val(ss, "ndb_exporter_collector_success", collector="cpustat") == 0
         assert not names(ss, "ndb_thread_cpu_percent")
         assert val(ss, "ndb_ndbinfo_offline") == 1
@@ -496,7 +486,7 @@ def test_slow_view_is_cut_at_the_timeout(scratch: Scratch, cur, tmp_path: Path) 
                 " WHERE SLEEP(1) = 0")
     scraper = make_scraper(scratch, tmp_path / "s.json", query_timeout=0.5)
     t0 = time.monotonic()
-    ss = samples(scraper.scrape())
+    ss = Samples.of_families(scraper.scrape())
     took = time.monotonic() - t0
     assert val(ss, "ndb_exporter_collector_success", collector="memoryusage") == 0
     assert val(ss, "ndb_exporter_collector_timeouts_total", collector="memoryusage") == 1
@@ -507,7 +497,7 @@ def test_slow_view_is_cut_at_the_timeout(scratch: Scratch, cur, tmp_path: Path) 
     # the scrape budget runs out in the slow view: the collectors after it are cut too,
     # the ones before it delivered, and the scrape still answers
     tight = make_scraper(scratch, tmp_path / "s2.json", query_timeout=5, budget=1.0)
-    ss = samples(tight.scrape())
+    ss = Samples.of_families(tight.scrape())
     assert val(ss, "ndb_exporter_collector_success", collector="nodes") == 1
     assert val(ss, "ndb_exporter_collector_success", collector="memoryusage") == 0
     assert val(ss, "ndb_exporter_collector_success", collector="counters") == 0
@@ -585,7 +575,7 @@ def wait_port(port: int, proc: subprocess.Popen) -> None:
 
 def parsed(body: str) -> dict[tuple, float]:
     """The served text, read back by prometheus_client's parser (checks the format too)."""
-    return samples(text_string_to_metric_families(body))
+    return Samples.of_families(text_string_to_metric_families(body))
 
 
 def test_process_tls_auth_secrets_and_db_down(scratch: Scratch, cur, tmp_path: Path) -> None:
@@ -646,7 +636,7 @@ def test_process_tls_auth_secrets_and_db_down(scratch: Scratch, cur, tmp_path: P
 
 # -- the shared view definitions (what the lab simulator serves), per version profile ---
 def base_insert(cur, version: str, table: str, rows: list[dict]) -> None:
-    cols = [c for c, _ in next(t for t in schema.base_tables_for(version)
+    cols = [c for c, _ in next(t for t in ddl.base_tables_for(version)
                                if t.name == table).columns_for(version)]
     for row in rows:
         unknown = set(row) - set(cols)
@@ -662,7 +652,7 @@ def test_real_view_definitions_per_version(scratch: Scratch, cur, tmp_path: Path
     enum decodes and aggregation happen in the views, the exporter reads them unchanged."""
     cur.execute("DROP DATABASE ndbinfo")
     cur.execute("CREATE DATABASE ndbinfo")
-    for stmt in schema.ddl(profile).statements():
+    for stmt in ddl.ddl(profile).statements():
         cur.execute(stmt)
     base_insert(cur, profile, "ndb$nodes", [
         {"node_id": 1, "uptime": 100, "status": 3, "start_phase": 0, "config_generation": 1},
@@ -679,7 +669,7 @@ def test_real_view_definitions_per_version(scratch: Scratch, cur, tmp_path: Path
     base_insert(cur, profile, "ndb$pools", [
         {"node_id": 1, "block_number": 254, "block_instance": 0, "pool_name": "Data memory",
          "used": 10, "total": 100, "entry_size": 32768}])
-    ss = samples(make_scraper(scratch, tmp_path / "s.json").scrape())
+    ss = Samples.of_families(make_scraper(scratch, tmp_path / "s.json").scrape())
     assert val(ss, "ndb_up") == 1
     assert val(ss, "ndb_node_status", node_id=1, status="STARTED") == 1
     assert val(ss, "ndb_node_status", node_id=2, status="STARTING") == 1

@@ -8,42 +8,16 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
+from helpers import scrape, series, val
+from ndbinfo_exporter import schema
 
 from clusterscope.lab import mariadb
 
-try:
-    import clusterscope.lab.ndb  # noqa: F401
-    HAVE_NDB = True
-except ModuleNotFoundError:
-    HAVE_NDB = False
+pytestmark = pytest.mark.lab
 
-pytestmark = [pytest.mark.lab,
-              pytest.mark.skipif(not HAVE_NDB, reason="the NDB simulator part is not in"
-                                 " this checkout (clusterscope.lab.ndb)")]
-
-COMPLETED = {12, 19}
-
-
-def scrape(port: int) -> dict[tuple, float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=20) as r:
-        text = r.read().decode()
-    out = {}
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out
-
-
-def val(ss: dict, name: str, **labels: object) -> float | None:
-    return ss.get((name, tuple(sorted((k, str(v)) for k, v in labels.items()))))
-
-
-def series(ss: dict, name: str) -> list[tuple[dict, float]]:
-    return [(dict(lbl), v) for (n, lbl), v in ss.items() if n == name]
+COMPLETED = schema.RESTART_COMPLETED
 
 
 def restart_row(cnf: str, node: int) -> dict:

@@ -10,52 +10,31 @@ from __future__ import annotations
 import re
 import threading
 import time
-import urllib.request
 from datetime import datetime
 from pathlib import Path
 
 import pymysql
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
+from helpers import eventually, scrape, val
 
 from clusterscope.lab.mariadb import connect
 
 pytestmark = pytest.mark.lab
 
 
-def scrape(lab, service: str) -> dict[tuple, float]:
-    url = f"http://127.0.0.1:{lab.port(service)}/metrics"
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        text = resp.read().decode()
-    out = {}
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out
-
-
-def value(m: dict, name: str, **labels: str) -> float | None:
-    return m.get((name, tuple(sorted(labels.items()))))
-
-
-def wait_for(what: str, fn, timeout: float = 120.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+def cluster_size(lab, n: int) -> float | None:
+    """wsrep_cluster_size as node n's mysqld_exporter reports it."""
+    return val(scrape(lab.port(f"mysqld-exporter-node{n}")),
+               "mysql_global_status_wsrep_cluster_size")
 
 
 def recoveries(lab, node: str, kind: str, method: str) -> float:
-    m = scrape(lab, "galera-tracker")
-    return value(m, "galera_recoveries_total", node=node, kind=kind, method=method) or 0.0
+    m = scrape(lab.port("galera-tracker"))
+    return val(m, "galera_recoveries_total", node=node, kind=kind, method=method) or 0.0
 
 
 def last_recovery(lab, node: str) -> dict:
-    m = scrape(lab, "galera-tracker")
+    m = scrape(lab.port("galera-tracker"))
     rows = [dict(k[1]) | {"value": v} for k, v in m.items()
             if k[0] == "galera_recovery_last_duration_seconds" and dict(k[1])["node"] == node]
     assert len(rows) == 1, rows
@@ -84,12 +63,12 @@ def test_cluster_forms_with_exporters_and_app_account(galera_lab) -> None:
         exp = status[f"mysqld-exporter-node{n}"]
         assert exp["running"]
         assert exp["extra"]["scrape"]["labels"] == {"cluster": "lab-galera", "node": f"node{n}"}
-        m = scrape(galera_lab, f"mysqld-exporter-node{n}")
-        assert value(m, "mysql_up") == 1
-        assert value(m, "mysql_global_status_wsrep_cluster_size") == 3
-        assert value(m, "mysql_global_status_wsrep_local_state") == 4  # Synced
+        m = scrape(galera_lab.port(f"mysqld-exporter-node{n}"))
+        assert val(m, "mysql_up") == 1
+        assert val(m, "mysql_global_status_wsrep_cluster_size") == 3
+        assert val(m, "mysql_global_status_wsrep_local_state") == 4  # Synced
         assert any(k[0] == "mysql_galera_status_info" for k in m)
-        assert value(m, "mysql_galera_evs_repl_latency_avg_seconds") is not None
+        assert val(m, "mysql_galera_evs_repl_latency_avg_seconds") is not None
     assert status["galera-tracker"]["extra"]["scrape"]["job"] == "galera_tracker"
     # The app account may create cs_* databases, and what it writes replicates.
     conn = connect(status["galera-node1"]["client_config"])
@@ -136,32 +115,30 @@ def test_sigkill_under_load_then_rejoin_by_ist(galera_lab) -> None:
     writer = Writer(node1["client_config"])
     writer.start()
     try:
-        wait_for("writes", lambda: writer.commits > 20, 30)
+        eventually(lambda: writer.commits > 20, 30, "writes")
         galera_lab.cli("lab", "galera", "kill-node", "3")
         node3 = galera_lab.service("galera-node3")
         assert node3["pid"] is None and not node3["running"]
         assert node3["extra"]["state"] == "killed"
-        wait_for("cluster size 2 on node1's exporter", lambda: value(
-            scrape(galera_lab, "mysqld-exporter-node1"),
-            "mysql_global_status_wsrep_cluster_size") == 2, 60)
-        m3 = scrape(galera_lab, "mysqld-exporter-node3")
-        assert value(m3, "mysql_up") == 0
+        eventually(lambda: cluster_size(galera_lab, 1) == 2, 60,
+                   "cluster size 2 on node1's exporter")
+        m3 = scrape(galera_lab.port("mysqld-exporter-node3"))
+        assert val(m3, "mysql_up") == 0
         committed_while_down = writer.commits
         galera_lab.cli("lab", "galera", "start-node", "3")
-        wait_for("writes after the rejoin", lambda: writer.commits > committed_while_down + 20,
-                 30)
+        eventually(lambda: writer.commits > committed_while_down + 20, 30,
+                   "writes after the rejoin")
     finally:
         writer.stop.set()
         writer.join(10)
     assert galera_lab.service("galera-node3")["running"]
-    wait_for("an IST recovery of node3 in the tracker",
-             lambda: recoveries(galera_lab, "node3", "ist", "ist") == before + 1, 30)
+    eventually(lambda: recoveries(galera_lab, "node3", "ist", "ist") == before + 1, 30,
+               "an IST recovery of node3 in the tracker")
     last = last_recovery(galera_lab, "node3")
     assert last["kind"] == "ist" and last["donor"] in ("node1", "node2")
     log = Path(galera_lab.service("galera-node3")["log"])
     assert abs(last["value"] - log_recovery_seconds(log)) <= 1.0
-    wait_for("cluster size 3", lambda: value(scrape(galera_lab, "mysqld-exporter-node1"),
-                                             "mysql_global_status_wsrep_cluster_size") == 3, 30)
+    eventually(lambda: cluster_size(galera_lab, 1) == 3, 30, "cluster size 3")
 
 
 @pytest.mark.parametrize("method", ["rsync", "mariabackup"])
@@ -170,8 +147,8 @@ def test_forced_sst_is_exported_with_its_method(galera_lab, method: str) -> None
     galera_lab.cli("lab", "galera", "stop-node", "3")
     assert galera_lab.service("galera-node3")["extra"]["state"] == "stopped"
     galera_lab.cli("lab", "galera", "start-node", "3", "--force-sst", "--sst-method", method)
-    wait_for(f"an SST ({method}) recovery of node3",
-             lambda: recoveries(galera_lab, "node3", "sst", method) == before + 1, 30)
+    eventually(lambda: recoveries(galera_lab, "node3", "sst", method) == before + 1, 30,
+               f"an SST ({method}) recovery of node3")
     last = last_recovery(galera_lab, "node3")
     assert (last["kind"], last["method"]) == ("sst", method)
     log = Path(galera_lab.service("galera-node3")["log"])
@@ -214,8 +191,7 @@ def test_crash_of_every_node_bootstraps_the_most_advanced(galera_lab) -> None:
     # node1 crashes first; node2 and node3 take more writes, then both crash. No node is
     # safe_to_bootstrap; node1 is behind, node2 and node3 tie (lowest number wins).
     galera_lab.cli("lab", "galera", "kill-node", "1")
-    wait_for("cluster size 2", lambda: value(scrape(galera_lab, "mysqld-exporter-node2"),
-                                             "mysql_global_status_wsrep_cluster_size") == 2, 60)
+    eventually(lambda: cluster_size(galera_lab, 2) == 2, 60, "cluster size 2")
     insert(galera_lab, 2)
     count_rows(galera_lab, 3)  # node3 has applied the write before the crash
     galera_lab.cli("lab", "galera", "kill-node", "2")

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pymysql
@@ -16,29 +14,21 @@ from clusterscope_loadgen import config, stats
 from clusterscope_loadgen.metrics import Metrics
 from clusterscope_loadgen.runner import RunError, Runner
 from clusterscope_loadgen.target import Target, connect
+from helpers import REPO, Samples, scrape_text, series
 
 pytestmark = pytest.mark.lab
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _targets(lab) -> list[str]:
     return [lab.service(f"galera-node{n}")["client_config"] for n in (1, 2)]
 
 
-def _scrape(port: int) -> str | None:
+def _scrape(port: int) -> Samples | None:
+    """The loadgen's samples, or None while (or once) it does not serve."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
-            return r.read().decode()
+        return Samples.of_text(scrape_text(port, timeout=2))
     except OSError:
         return None
-
-
-def _samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
-    out = []
-    for m in re.finditer(rf"^{name}\{{(.*?)\}} (\S+)$", text, re.M):
-        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
-        out.append((labels, float(m.group(2))))
-    return out
 
 
 def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
@@ -57,8 +47,8 @@ def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:  # until round 1 is complete for every variant
-            text = _scrape(port) or ""
-            done = {lab["variant"] for lab, v in _samples(text, "loadgen_window_seq") if v >= 1}
+            samples = _scrape(port) or Samples()
+            done = {lab["variant"] for lab, v in series(samples, "loadgen_window_seq") if v >= 1}
             if done >= set(variants):
                 break
             assert proc.poll() is None, proc.stdout.read()
@@ -76,11 +66,11 @@ def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
         while not out.exists() and time.monotonic() < deadline:
             assert proc.poll() is None, proc.stdout.read()
             time.sleep(0.5)
-        text = _scrape(port)  # the run lingers, serving its final values
+        samples = _scrape(port)  # the run lingers, serving its final values
     finally:
         proc.terminate()
         log = proc.communicate(timeout=30)[0]
-    assert text, log
+    assert samples, log
     result = json.loads(out.read_text())
     windows = [w for w in result["windows"] if not w["warmup"]]
     for v in variants:
@@ -95,7 +85,7 @@ def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
     # Overheads: recompute from the JSON windows, compare with the run and with /metrics.
     swins = [stats.Window(w["variant"], w["seq"], w["valid"], w["throughput"],
                           w["latency"].get("0.95", 0.0)) for w in windows]
-    exported = {lab["variant"]: v for lab, v in _samples(text, "loadgen_overhead_ratio")}
+    exported = {lab["variant"]: v for lab, v in series(samples, "loadgen_overhead_ratio")}
     for name, est in result["estimates"].items():
         pl = stats.pairs(swins, name, est["baseline"])
         expect = [1 - v.throughput / b.throughput for b, v in pl]
@@ -104,12 +94,12 @@ def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
         assert est["overhead"]["low"] < est["overhead"]["mean"] < est["overhead"]["high"]
         assert exported[name] == pytest.approx(est["overhead"]["mean"])
 
-    invalid = sum(v for lab, v in _samples(text, "loadgen_windows_total")
+    invalid = sum(v for lab, v in series(samples, "loadgen_windows_total")
                   if lab["valid"] == "false")
     assert invalid == len([w for w in windows if not w["valid"]])
-    tps = {lab["variant"] for lab, _ in _samples(text, "loadgen_window_tps")}
+    tps = {lab["variant"] for lab, _ in series(samples, "loadgen_window_tps")}
     assert tps == set(variants)
-    for lab, _ in _samples(text, "loadgen_window_tps"):
+    for lab, _ in series(samples, "loadgen_window_tps"):
         assert lab["engine"] == "galera" and lab["experiment"] == "fk"
 
     # Nothing written is lost: every child table's count matches what the run committed.
@@ -187,8 +177,8 @@ def test_lab_start_and_stop(galera_lab) -> None:
         deadline = time.monotonic() + 60
         seen: set[str] = set()
         while time.monotonic() < deadline and seen != {"sync_wait_0", "sync_wait_1"}:
-            text = _scrape(svc["port"]) or ""
-            seen = {lab["variant"] for lab, _ in _samples(text, "loadgen_window_tps")}
+            samples = _scrape(svc["port"]) or Samples()
+            seen = {lab["variant"] for lab, _ in series(samples, "loadgen_window_tps")}
             time.sleep(0.5)
         assert seen == {"sync_wait_0", "sync_wait_1"}
     finally:

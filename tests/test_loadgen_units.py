@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from clusterscope_loadgen import config, ddl, stats, sysbench
+from clusterscope_loadgen import config, ddl, stats, sysbench, window
 from clusterscope_loadgen.stats import Window
+from clusterscope_loadgen.target import Health
 
 FIXTURES = Path(__file__).with_name("test_loadgen_fixtures")
 
@@ -209,3 +210,59 @@ def test_password_never_in_argv() -> None:
     assert args[-1] == "run"
     env = sysbench.environment("s3cret")
     assert env["MYSQL_PWD"] == "s3cret" and "lua" in env["LUA_PATH"]
+
+
+# -- window validity (window.judge): what makes a window a clean measurement ----------------
+N1, N2 = sysbench.Endpoint("127.0.0.1", 3306), sysbench.Endpoint("127.0.0.1", 3307)
+
+
+def _h(node: sysbench.Endpoint, up: bool = True, uptime: int = 100, conf: str = "7",
+       state: str | None = "Synced") -> Health:
+    return Health(node, up, uptime=uptime, conf_id=conf, state=state)
+
+
+def _ok_run(**kw: object) -> sysbench.Result:
+    base = {"transactions": 50, "tps": 10.0, "threads_reported": 4}
+    return sysbench.Result(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def test_a_quiet_window_is_clean() -> None:
+    before = [_h(N1), _h(N2)]
+    after = [_h(N1, uptime=110), _h(N2, uptime=110)]
+    assert window.judge(before, after, _ok_run(), threads=4, lua_counts=True) == []
+
+
+@pytest.mark.parametrize(("before", "after", "reason"), [
+    (_h(N1), _h(N1, up=False), "node 127.0.0.1:3306 unreachable"),
+    (_h(N1, up=False), _h(N1), "node 127.0.0.1:3306 unreachable"),
+    (_h(N1, uptime=500), _h(N1, uptime=3), "node 127.0.0.1:3306 restarted"),
+    (_h(N1, conf="7"), _h(N1, conf="8"), "cluster membership changed (seen from 127.0.0.1:3306)"),
+    (_h(N1, state="Donor/Desynced"), _h(N1), "node 127.0.0.1:3306 not Synced (Donor/Desynced)"),
+    (_h(N1), _h(N1, state="Joined"), "node 127.0.0.1:3306 not Synced (Joined)"),
+])
+def test_each_cluster_event_invalidates_the_window(before: Health, after: Health,
+                                                   reason: str) -> None:
+    assert window.judge([before], [after], _ok_run(), threads=4, lua_counts=True) == [reason]
+
+
+def test_innodb_nodes_have_no_galera_state_and_stay_clean() -> None:
+    before, after = [_h(N1, conf=None, state=None)], [_h(N1, conf=None, state=None)]
+    assert window.judge(before, after, _ok_run(), threads=4, lua_counts=True) == []
+
+
+@pytest.mark.parametrize(("run", "lua_counts", "reason"), [
+    (_ok_run(exit_code=1, fatal=["FATAL: error 2013"]), True, "sysbench failed: FATAL: error 2013"),
+    (_ok_run(exit_code=-1), True, "sysbench failed: ?"),
+    (_ok_run(transactions=0), True, "no transaction completed in the window"),
+    (_ok_run(errors=3), True, "3 SQL errors"),
+    (_ok_run(reconnects=1), True, "1 reconnects"),
+    (_ok_run(threads_reported=3), True, "only 3/4 threads reported"),
+])
+def test_each_sysbench_problem_invalidates_the_window(run: sysbench.Result, lua_counts: bool,
+                                                      reason: str) -> None:
+    assert reason in window.judge([_h(N1)], [_h(N1)], run, threads=4, lua_counts=lua_counts)
+
+
+def test_missing_thread_counts_matter_only_where_the_scripts_report_them() -> None:
+    run = _ok_run(threads_reported=0)
+    assert window.judge([_h(N1)], [_h(N1)], run, threads=4, lua_counts=False) == []

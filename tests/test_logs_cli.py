@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clusterscope import logql
+from clusterscope.logs import logql
 
 REPO = Path(__file__).resolve().parents[1]
 PXC80 = REPO / "tests" / "fixtures" / "galera" / "pxc80-node3-ist.log"

@@ -15,24 +15,21 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from helpers import eventually, scrape, val
 
-from clusterscope import logql
+from clusterscope.clients.loki import Loki
 from clusterscope.lab import logs
 from clusterscope.lab.core import Lab, Service, pid_alive
 from clusterscope.lab.mariadb import connect
-from clusterscope.lab.parts import load_parts
-from clusterscope.lokiclient import Loki
+from clusterscope.logs import logql
 
 pytestmark = pytest.mark.lab
 
 
 @pytest.fixture(scope="module")
 def logs_lab(lab):
-    parts = [p for p in ("ndb", "galera", "monitoring") if p in load_parts()]
-    lab.ensure(*parts)
+    lab.ensure("ndb", "galera", "monitoring")
     real = Lab(lab.root, lab.port_base)
-    if real.service("loki") is None:  # a monitoring part that does not start logs yet
-        logs.up(real)
     logs.refresh(real)
     return lab
 
@@ -146,8 +143,6 @@ def test_galera_ist_recovery_appears_as_events(logs_lab, loki):
 
 
 def test_simulated_ndb_restart_appears_as_events(logs_lab, loki):
-    if "ndb" not in load_parts():
-        pytest.fail("the ndb part (clusterscope/lab/ndb.py) is missing")
     t0 = time.time()
     logs_lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale", "120",
                  "--wait", timeout=300)
@@ -223,9 +218,12 @@ def test_loki_down_stops_no_exporter_and_loses_no_line(logs_lab, loki):
         assert not pid_alive(svc.pid, svc.start_time)
         marker = f"clusterscope-logs-test while-loki-down {uuid.uuid4()}"
         t0 = time.time()
-        _append(logs_lab.service("galera-node3")["extra"]["error_log"],
-                _mariadb_line("Note", marker))
-        time.sleep(2)  # promtail reads it and fails to push
+        error_log = logs_lab.service("galera-node3")["extra"]["error_log"]
+        _append(error_log, _mariadb_line("Note", marker))
+        size = Path(error_log).stat().st_size
+        eventually(lambda: (val(scrape(real.port("promtail")), "promtail_read_bytes_total",
+                                path=error_log) or 0) >= size, 30,
+                   "promtail reading the line written while Loki is down")
         down = {s.name: _metrics_ok(s.port) for s in exporters}
         assert all(down.values()), down
         assert real.running("promtail")

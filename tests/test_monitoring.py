@@ -3,13 +3,12 @@ alerts travel vmalert -> Alertmanager -> webhook receiver for real lab events.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 
 import pytest
 
-from clusterscope.vmclient import VM
+from clusterscope.clients.vm import VM
 
 pytestmark = pytest.mark.lab
 
@@ -79,18 +78,20 @@ def test_galera_kill_fires_cluster_size_reduced_and_resolves_after_rejoin(mon, a
             round(down["received_at"] - t_kill, 1)}, indent=2))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("clusterscope.lab.ndb") is None,
-                    reason="the NDB simulator part (clusterscope/lab/ndb.py) is not in the tree")
 def test_ndb_restart_regression_reaches_the_webhook(lab, monitoring_lab, artifacts) -> None:
     lab.ensure("ndb", "monitoring")
     vm = _vm(lab)
     vm.wait_for('ndb_up{job="ndbinfo"} == 1', timeout=60)
-    for _ in range(4):
+    done = 'ndb_restarts_completed_total{job="ndbinfo", node_id="2"}'
+    before = int(float((vm.query(done) or [{"value": [0, "0"]}])[0]["value"][1]))
+    event = 'cluster_node:ndb_restarts_completed:completion{node_id="2"}'
+    for i in range(1, 5):
         lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale", "120",
                 "--wait", timeout=300)
-        time.sleep(6)  # >= 1 evaluation sees the completed row, like restarts minutes apart
+        # the rules recorded this completion as an event, like restarts minutes apart
+        vm.wait_for(f"max_over_time({event}[10m]) >= {before + i}", timeout=60)
     # the baseline leaves out the last completion window (30 s): let the 7.6 runs age into it
-    time.sleep(32)
+    vm.wait_for(f"max_over_time({event}[30d] offset 30s) >= {before + 4}", timeout=90)
     lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.5", "--time-scale", "120",
             "--wait", timeout=300)
     t_done = time.time()

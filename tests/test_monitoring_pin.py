@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from clusterscope.monitoring_pin import pin_to_vm
+from clusterscope.analysis.baseline import pin_to_vm
 
 
 def test_pin_writes_current_baselines_that_rules_can_read_later(scratch_vm) -> None:

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pymysql
 import pytest
+from helpers import eventually
 from ndbinfo_exporter import schema
 
 from clusterscope.lab import mariadb
+from clusterscope.ndbsim import ddl
 from clusterscope.ndbsim import restart as rs
 
 pytestmark = pytest.mark.lab
@@ -38,8 +40,8 @@ def columns(conn, db: str) -> dict[str, list[tuple[str, str, bool]]]:
 
 
 def expected(version: str) -> dict[str, list[tuple[str, str, bool]]]:
-    return {t: [(c, schema.desc_type(ty), n) for c, ty, n in cols]
-            for t, cols in schema.expected_columns(version).items()}
+    return {t: [(c, ddl.desc_type(ty), n) for c, ty, n in cols]
+            for t, cols in ddl.expected_columns(version).items()}
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +81,7 @@ def test_other_version_profiles_create_the_reference_columns(sim, version: str) 
         with conn.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS {db}")
             cur.execute(f"CREATE DATABASE {db}")
-            for stmt in schema.ddl(version, db).statements():
+            for stmt in ddl.ddl(version, db).statements():
                 cur.execute(stmt)
         assert columns(conn, db) == expected(version)
     finally:
@@ -269,13 +271,10 @@ def test_transporter_overload_sets_the_flag_and_counts_onsets(sim) -> None:
            " ndbinfo.transporters WHERE node_id=1 AND remote_node_id=2")
 
     def wait_for(pred) -> tuple:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        def probe() -> tuple | None:
             row = q(cnf, sql)[0]
-            if pred(row):
-                return row
-            time.sleep(0.3)
-        raise AssertionError(f"transporters row stayed {row}")
+            return row if pred(row) else None
+        return eventually(probe, 10, "the transporters row")
 
     base = q(cnf, sql)[0]
     try:
@@ -299,17 +298,19 @@ def test_lcp_stall_fills_redo_and_holds_lcp_progress(sim) -> None:
         redo = q(cnf, "SELECT SUM(used) FROM ndbinfo.logspaces WHERE node_id=1")[0][0]
         return int(lcp), int(redo)
 
+    def io_lag() -> int:
+        return int(q(cnf, "SELECT SUM(slowdowns_due_to_io_lag) FROM"
+                     " ndbinfo.disk_write_speed_aggregate")[0][0])
+
+    lag_before = io_lag()
     try:
         fault(sim, "lcp-stall")
-        time.sleep(1.5)
+        # the stall is in effect once the model counts I/O-lag slowdowns for it
+        eventually(lambda: io_lag() > lag_before, 15, "slowdowns due to I/O lag")
         first = snap()
-        time.sleep(2.5)
-        second = snap()
-        assert second[0] == first[0]
-        assert second[1] > first[1]
-        slow = q(cnf, "SELECT SUM(slowdowns_due_to_io_lag) FROM"
-                 " ndbinfo.disk_write_speed_aggregate")[0][0]
-        assert slow > 0
+        second = eventually(lambda: (s := snap())[1] > first[1] and s, 15,
+                            "REDO use growing during the stall")
+        assert second[0] == first[0]  # and the LCP made no progress meanwhile
     finally:
         fault(sim, "clear")
 

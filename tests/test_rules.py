@@ -22,11 +22,13 @@ from rules_scenarios import (
     restart_timeline,
 )
 
-from clusterscope import monitoring_rules, rulegen
+from clusterscope import paths
+from clusterscope.rules import generate
+from clusterscope.rules.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 RULE_FILES = sorted((REPO / "rules").glob("*.yml"))
-CONFIG = monitoring_rules.load_config()
+CONFIG = load_config()
 GALERA = {"job": "galera", "cluster": "lab-galera"}
 TRACKER = {"job": "galera_tracker", "cluster": "lab-galera", "instance": "127.0.0.1:1"}
 LOADGEN = {"job": "loadgen", "cluster": "lab-galera", "engine": "galera",
@@ -56,7 +58,7 @@ def firing(alert: str, at: int, labels: list[dict] | None) -> dict:
 
 
 def _severity(alert: str) -> str:
-    for g in monitoring_rules.all_groups(CONFIG):
+    for g in generate.all_groups(CONFIG):
         for a in g.alerts:
             if a.name == alert:
                 return a.severity
@@ -64,7 +66,7 @@ def _severity(alert: str) -> str:
 
 
 def test_promtool_check_rules_accepts_every_file() -> None:
-    assert RULE_FILES, "no rules/*.yml: run python -m clusterscope.rulegen"
+    assert RULE_FILES, "no rules/*.yml: run clusterscope rules generate"
     proc = subprocess.run(["promtool", "check", "rules", *map(str, RULE_FILES)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -77,7 +79,8 @@ def test_vmalert_accepts_the_rules() -> None:
 
 
 def test_generated_rules_are_current() -> None:
-    assert rulegen.stale() == [], "run python -m clusterscope.rulegen"
+    assert paths.stale(generate.expected_files(), generate.OWNED) == [], \
+        "run clusterscope rules generate"
 
 
 def test_every_alert_has_labels_annotations_and_a_runbook_page() -> None:

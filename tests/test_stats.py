@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from clusterscope.stats import Summary, mean_interval, t_quantile, welch
+from clusterscope.stats import Summary, paired, t_quantile, welch
 
 
 @pytest.mark.parametrize(("df", "expected"), [(1, 12.706), (2, 4.303), (10, 2.228),
@@ -29,6 +29,6 @@ def test_overlapping_samples_are_not_significant_and_tiny_samples_have_no_interv
     assert not welch(Summary.of([1, 2, 3, 4]), Summary.of([2, 3, 4, 5])).significant
     lone = welch(Summary.of([1.0]), Summary.of([2.0, 3.0]))
     assert math.isnan(lone.low) and not lone.significant
-    mean, low, high = mean_interval([1.1, 0.9, 1.0, 1.2, 0.8])
-    assert mean == pytest.approx(1.0)
-    assert low < mean < high
+    est = paired([1.1, 0.9, 1.0, 1.2, 0.8])
+    assert est.mean == pytest.approx(1.0)
+    assert est.low < est.mean < est.high

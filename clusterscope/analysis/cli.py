@@ -8,11 +8,13 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from clusterscope.analysis import compare as cmp
+from clusterscope.analysis import compare, report
+from clusterscope.analysis.baseline import pin_to_vm
 from clusterscope.analysis.periods import Period, PeriodError
 from clusterscope.analysis.quantities import DEFAULT_QUANTITIES
+from clusterscope.clients.vm import VM, VMError
 from clusterscope.lab.core import lab_dir_from_env
-from clusterscope.vmclient import VM, VMError
+from clusterscope.lab.monitoring import vm_client
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
@@ -54,16 +56,16 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _vm(args: argparse.Namespace) -> VM:
-    return VM(args.vm) if args.vm else VM.from_lab(args.lab_dir)
+    return VM(args.vm) if args.vm else vm_client(args.lab_dir)
 
 
-def _quantities(args: argparse.Namespace) -> list[cmp.Quantity]:
+def _quantities(args: argparse.Namespace) -> list[compare.Quantity]:
     if not args.quantities:
         quantities = list(DEFAULT_QUANTITIES)
     else:
-        names = {f.name for f in fields(cmp.Quantity)}
+        names = {f.name for f in fields(compare.Quantity)}
         items = json.loads(Path(args.quantities).read_text())
-        quantities = [cmp.Quantity(**{k: (tuple(v) if k == "by" else v) for k, v in item.items()
+        quantities = [compare.Quantity(**{k: (tuple(v) if k == "by" else v) for k, v in item.items()
                                       if k in names}) for item in items]
     if getattr(args, "only", None):
         wanted = {n.strip() for n in args.only.split(",") if n.strip()}
@@ -85,18 +87,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         quantities = _quantities(args)
         vm = _vm(args)
         after_p = Period.parse(args.after)
-        after = cmp.collect(vm, quantities, after_p, args.experiment)
+        after = compare.collect(vm, quantities, after_p, args.experiment)
         if args.before_baseline:
             path = _baselines_dir(args) / f"{args.before_baseline}.json"
             if not path.exists():
                 print(f"compare: no pinned baseline {args.before_baseline!r} in {path.parent}",
                       file=sys.stderr)
                 return 2
-            before, before_p = cmp.load_samples(path)
+            before, before_p = compare.load_samples(path)
             before_label = f"baseline {args.before_baseline}"
         elif args.before:
             before_p = Period.parse(args.before)
-            before = cmp.collect(vm, quantities, before_p, args.experiment)
+            before = compare.collect(vm, quantities, before_p, args.experiment)
             before_label = str(before_p)
         else:
             print("compare: give --before START..END or --before-baseline NAME", file=sys.stderr)
@@ -104,12 +106,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except (PeriodError, VMError, OSError, ValueError) as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return 1
-    rows = cmp.compare_samples(quantities, before, after)
+    rows = compare.compare_samples(quantities, before, after)
     if args.json:
         print(json.dumps({"before": before_label, "after": str(after_p),
-                          "rows": cmp.rows_json(rows)}, indent=1))
+                          "rows": compare.rows_json(rows)}, indent=1))
     else:
-        print(cmp.render_table(rows, before_label, str(after_p)) if rows else
+        print(compare.render_table(rows, before_label, str(after_p)) if rows else
               "compare: no data in either period")
     return 0
 
@@ -124,16 +126,15 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     try:
         period = Period.parse(args.period)
         quantities = _quantities(args)
-        samples = cmp.collect(_vm(args), quantities, period)
+        samples = compare.collect(_vm(args), quantities, period)
     except (PeriodError, VMError, OSError, ValueError) as exc:
         print(f"baseline: {exc}", file=sys.stderr)
         return 1
-    cmp.save_samples(d / f"{args.name}.json", samples, period, {"name": args.name})
+    compare.save_samples(d / f"{args.name}.json", samples, period, {"name": args.name})
     n = sum(len(v) for per in samples.values() for v in per.values())
     print(f"baseline {args.name}: {n} samples of {period} pinned in {d / args.name}.json")
     # The alerting rules (NdbRestartTimeAbovePinned, ExperimentOverheadChanged) read the pin
     # from VictoriaMetrics, so the same baseline is also written there as series.
-    from clusterscope.monitoring_pin import pin_to_vm
 
     try:
         counts = pin_to_vm(_vm(args), args.name, period.end)
@@ -147,7 +148,6 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from clusterscope.analysis import report
 
     try:
         vm = _vm(args)
@@ -156,8 +156,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.compare:
             quantities = _quantities(args)
             pb, pa = Period.parse(args.compare[0]), Period.parse(args.compare[1])
-            comparison = (pb, pa, cmp.compare_samples(
-                quantities, cmp.collect(vm, quantities, pb), cmp.collect(vm, quantities, pa)))
+            comparison = (pb, pa, compare.compare_samples(
+                quantities, compare.collect(vm, quantities, pb),
+                compare.collect(vm, quantities, pa)))
         path = report.write(vm, period, Path(args.out), comparison)
     except (PeriodError, VMError, OSError, ValueError) as exc:
         print(f"report: {exc}", file=sys.stderr)

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from clusterscope.analysis.periods import Period
+from clusterscope.clients.vm import VM
 from clusterscope.stats import Difference, Summary, welch
-from clusterscope.vmclient import VM
 
 
 @dataclass(frozen=True)

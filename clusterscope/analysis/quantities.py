@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from clusterscope.analysis.compare import Quantity
+from clusterscope.rules.fragments import ldm_cpu_percent, restart_completed
 
-# A restart's figures count once it completed (status 12 on the master, 19 elsewhere).
-COMPLETED_RESTART = ("and on(cluster, node_id) ((ndb_restart_status == 12)"
-              " or (ndb_restart_status == 19))")
+# A restart's figures count once it completed.
+COMPLETED_RESTART = f"and on(cluster, node_id) ({restart_completed('ndb_restart_status')})"
 
 DEFAULT_QUANTITIES: tuple[Quantity, ...] = (
     Quantity("loadgen_tps", "experiments", "throughput (per window)",
@@ -28,8 +28,7 @@ DEFAULT_QUANTITIES: tuple[Quantity, ...] = (
              f"ndb_restart_phase_seconds {COMPLETED_RESTART}", "s", "lower",
              ("cluster", "node_id", "phase"), simulated=True),
     Quantity("ndb_ldm_cpu", "NDB LDM CPU", "LDM thread CPU (1-min means)",
-             'avg by (cluster, node_id) (sum without (mode) (avg_over_time('
-             'ndb_thread_cpu_percent{thread_name="ldm",mode=~"os_user|os_system"}[1m])))',
+             f"avg by (cluster, node_id) ({ldm_cpu_percent(avg_over='1m')})",
              "%", "lower", ("cluster", "node_id"), simulated=True, step=60.0),
     Quantity("galera_recovery", "Galera recoveries", "recovery duration",
              "galera_recovery_last_duration_seconds", "s", "lower",

@@ -16,7 +16,8 @@ from clusterscope.analysis import svg
 from clusterscope.analysis.compare import Row, render_table
 from clusterscope.analysis.periods import Period
 from clusterscope.analysis.quantities import COMPLETED_RESTART
-from clusterscope.vmclient import VM
+from clusterscope.clients.vm import VM
+from clusterscope.rules.fragments import ldm_cpu_percent
 
 SIM = '<span class="simulated">SIMULATED (NDB simulator, not a measurement)</span>'
 REAL = '<span class="measured">measured on the lab</span>'
@@ -169,8 +170,7 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
     add(svg.line_chart(_lines(vm, "ndb_restart_total_seconds", period, "node {node_id}"),
                        "restart total seconds (latest restart per node, SIMULATED)", " s"))
     add(f"<h2>NDB LDM CPU {SIM}</h2>")
-    add(svg.line_chart(_lines(vm, 'avg by (node_id) (sum without (mode) (ndb_thread_cpu_percent'
-                              '{thread_name="ldm",mode=~"os_user|os_system"}))', period,
+    add(svg.line_chart(_lines(vm, f"avg by (node_id) ({ldm_cpu_percent()})", period,
                               "node {node_id}"),
                        "mean LDM thread CPU per data node (SIMULATED)", "%"))
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("dashboards", help="Grafana dashboards: generate, check, verify on a lab")
     dsub = p.add_subparsers(dest="dashboards_cmd", required=True)
     g = dsub.add_parser("generate", help="write dashboards/json/*.json from the Python code")
-    g.set_defaults(func=cmd_generate)
+    g.set_defaults(func=cmd_generate, check=False)
     c = dsub.add_parser("check", help="fail if the committed JSON is not what generate makes")
-    c.set_defaults(func=cmd_check)
+    c.set_defaults(func=cmd_generate, check=True)
     v = dsub.add_parser("verify", help="run every panel's query against the lab's"
                         " VictoriaMetrics and Loki and list panels without data")
     v.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
@@ -22,25 +21,11 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from clusterscope.dashboards.generate import write
+    from clusterscope import paths
+    from clusterscope.dashboards.generate import OUT_DIR, expected_files
 
-    for path in write():
-        print(f"dashboards: wrote {path}")
-    return 0
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    from clusterscope.dashboards.generate import stale
-
-    problems = stale()
-    for p in problems:
-        print(f"dashboards: {p}", file=sys.stderr)
-    if problems:
-        print("dashboards: run `clusterscope dashboards generate` and commit the result",
-              file=sys.stderr)
-        return 1
-    print("dashboards: up to date")
-    return 0
+    return paths.generate("dashboards", expected_files(), args.check, ((OUT_DIR, "*.json"),),
+                          "clusterscope dashboards generate")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard as dash
 
-from clusterscope import logql
 from clusterscope.dashboards import kit
 from clusterscope.dashboards.uids import GALERA, LOGS, NDB_OVERVIEW, NDB_RESTARTS
+from clusterscope.logs import logql
 
 Q = logql.QUERIES
 

@@ -1,8 +1,8 @@
 """NDB dashboards: cluster overview, one data node, and restarts.
 
-Metric names are the ndbinfo_exporter's (contracts.md) and the monitoring rules' recorded
-series (rules/ndb.yml). Everything from the lab's simulator carries `simulated="true"`,
-which the first row of each dashboard shows.
+Metric names are the ndbinfo_exporter's (README, section ndbinfo_exporter) and the
+monitoring rules' recorded series (rules/ndb.yml). Everything from the lab's simulator
+carries `simulated="true"`, which the first row of each dashboard shows.
 """
 
 from __future__ import annotations
@@ -18,12 +18,16 @@ from clusterscope.dashboards.uids import (
     NDB_OVERVIEW,
     NDB_RESTARTS,
 )
+from clusterscope.rules.fragments import (
+    ldm_cpu_percent,
+    restart_in_progress,
+    thread_cpu_percent,
+)
 
 C = 'cluster="$cluster"'
 N = 'node_id=~"$node_id"'   # multi-value node selection (overview, restarts)
 N1 = 'node_id="$node_id"'   # one data node (node dashboard)
 
-RESTART_DONE = "(ndb_restart_status{%s} != 12 != 19) < 20"  # 12/19 completed, 20/21 no info
 LINKS = [(NDB_OVERVIEW, "NDB overview"), (NDB_NODE, "NDB data node"),
          (NDB_RESTARTS, "NDB restarts"), (LOGS, "Logs"), (GALERA, "Galera")]
 
@@ -68,7 +72,8 @@ def overview() -> dash.Dashboard:
     d.with_panel(kit.stat_panel(
         "Restarts in progress", "Data nodes whose restart_info row is neither completed"
         " (12, 19) nor empty (20, 21).", "short",
-        kit.q(f"count({RESTART_DONE % C}) or vector(0) * max(ndb_up{{{C}}})")))
+        kit.q(f"count({restart_in_progress(f'ndb_restart_status{{{C}}}')})"
+              f" or vector(0) * max(ndb_up{{{C}}})")))
     d.with_panel(kit.stat_panel(
         "Alerts firing", "NDB alerts firing now (vmalert's ALERTS series).", "short",
         kit.q(f'count(ALERTS{{alertstate="firing", alertname=~"Ndb.*", {C}}})'),
@@ -91,7 +96,7 @@ def overview() -> dash.Dashboard:
     d.with_panel(kit.ts(
         "Restart status (in progress)", "ndb_restart_status while a restart runs (the"
         " node_restart_status_int, 0..11 on the master, 13..18 elsewhere).", "short",
-        kit.q(RESTART_DONE % f"{C}, {N}", "node {{node_id}}")))
+        kit.q(restart_in_progress(f"ndb_restart_status{{{C}, {N}}}"), "node {{node_id}}")))
 
     d.with_row(dash.Row("Local checkpoints"))
     d.with_panel(kit.ts(
@@ -145,20 +150,19 @@ def data_node() -> dash.Dashboard:
     cpu = (kit.ts(
         "CPU per thread", "OS user+system CPU percent per block thread (cpustat joined to"
         " threads); LDM threads drawn thick in red.", "percent",
-        kit.q(f"sum by (thread_name, thr_no) (ndb_thread_cpu_percent{{{C}, {N1},"
-              f' mode=~"os_user|os_system"}})', "{{thread_name}} {{thr_no}}"), w=12, h=9))
+        kit.q(f"sum by (thread_name, thr_no) ({thread_cpu_percent(C, N1)})",
+              "{{thread_name}} {{thr_no}}"), w=12, h=9))
     cpu = cpu.override_by_regexp("ldm .*", kit.highlight("red"))
     d.with_panel(cpu)
     d.with_panel(kit.ts(
         "CPU by thread type", "CPU percent summed per thread type (ldm, tc, recv, send,"
         " main, rep, ...).", "percent",
-        kit.q(f"sum by (thread_name) (ndb_thread_cpu_percent{{{C}, {N1},"
-              f' mode=~"os_user|os_system"}})', "{{thread_name}}"), w=12, h=9, stack=True))
+        kit.q(f"sum by (thread_name) ({thread_cpu_percent(C, N1)})", "{{thread_name}}"),
+        w=12, h=9, stack=True))
     d.with_panel(kit.heatmap_panel(
         "LDM threads heatmap", "One row per LDM thread (thr_no), colour = CPU percent: an"
         " uneven row means a hot partition.", "percent",
-        kit.q(f"sum by (thr_no) (ndb_thread_cpu_percent{{{C}, {N1}, thread_name=\"ldm\","
-              f' mode=~"os_user|os_system"}})', "{{thr_no}}"), w=12, h=9))
+        kit.q(f"sum by (thr_no) ({ldm_cpu_percent(C, N1)})", "{{thr_no}}"), w=12, h=9))
     d.with_panel(kit.ts(
         "CPU seconds per thread type", "rate of ndb_thread_cpu_seconds_total (threadstat).",
         "percentunit",

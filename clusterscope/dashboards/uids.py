@@ -1,14 +1,20 @@
-"""Stable dashboard uids: alerts' `dashboard_url`s and links between dashboards use them."""
+"""Stable dashboard uids: alerts' `dashboard_url`s and links between dashboards use them.
+
+They live in rules/config.yaml (`dashboards:`), which the rules read too.
+"""
 
 from __future__ import annotations
 
-TAG = "clusterscope"
+from clusterscope.rules.config import shared
 
-NDB_OVERVIEW = "clusterscope-ndb-overview"
-NDB_NODE = "clusterscope-ndb-node"
-NDB_RESTARTS = "clusterscope-ndb-restarts"
-GALERA = "clusterscope-galera"
-EXPERIMENTS = "clusterscope-experiments"
-LOGS = "clusterscope-logs"
+TAG = "clusterscope"
+_UIDS: dict[str, str] = shared()["dashboards"]
+
+NDB_OVERVIEW = _UIDS["ndb_overview"]
+NDB_NODE = _UIDS["ndb_node"]
+NDB_RESTARTS = _UIDS["ndb_restarts"]
+GALERA = _UIDS["galera"]
+EXPERIMENTS = _UIDS["experiments"]
+LOGS = _UIDS["logs"]
 
 ALL = (NDB_OVERVIEW, NDB_NODE, NDB_RESTARTS, GALERA, EXPERIMENTS, LOGS)

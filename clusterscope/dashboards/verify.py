@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusterscope.vmclient import VM, VMError
+from clusterscope.clients.vm import VM, VMError
 
 LABEL_VALUES = re.compile(r"^label_values\((?:(?P<sel>.*),\s*)?(?P<label>[a-zA-Z_]\w*)\)$")
 
@@ -32,10 +32,11 @@ class Endpoints:
 
     @classmethod
     def from_lab(cls, lab_dir: str | Path | None = None) -> Endpoints:
+        from clusterscope.lab import monitoring
         from clusterscope.lab.core import Lab, lab_dir_from_env
 
         lab = Lab(lab_dir_from_env(lab_dir))
-        vm = VM.from_lab(lab.root)
+        vm = monitoring.vm_client(lab.root)
         loki = lab.service("loki")
         return cls(vm.url, f"http://{loki.host}:{loki.port}" if loki and loki.port else None)
 
@@ -110,11 +111,7 @@ class Runner:
             if sel:
                 params["query"] = sel
             return sorted(self._loki(f"/loki/api/v1/label/{label}/values", params) or [])
-        params2: list[tuple[str, str]] = [("start", f"{self.start:.0f}"),
-                                          ("end", f"{self.end:.0f}")]
-        if sel:
-            params2.append(("match[]", sel))
-        return sorted(self.vm._get(f"/api/v1/label/{label}/values", params2))
+        return sorted(self.vm.label_values(label, sel, self.start, self.end))
 
     def selections(self, model: dict) -> Iterator[dict[str, str]]:
         """Every combination of single-value variables (multi-value ones: All)."""

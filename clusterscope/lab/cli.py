@@ -7,12 +7,12 @@ import json
 import shutil
 import sys
 
-from clusterscope.lab.core import Lab, LabError, lab_dir_from_env, pid_alive
-from clusterscope.lab.parts import load_parts
+from clusterscope.lab.core import Lab, LabError, open_lab, pid_alive
+from clusterscope.lab.parts import PARTS, lab_changed
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
-    parts = load_parts()
+    parts = PARTS
     p = sub.add_parser("lab", help="the local lab: NDB simulator, Galera, monitoring")
     p.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
     p.add_argument("--port-base", type=int,
@@ -40,22 +40,17 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
             mod.add_commands(lsub)
 
 
-def open_lab(args: argparse.Namespace) -> Lab:
-    return Lab(lab_dir_from_env(getattr(args, "lab_dir", None)), getattr(args, "port_base", None))
-
-
 def cmd_up(args: argparse.Namespace) -> int:
-    parts = load_parts()
+    parts = PARTS
     lab = open_lab(args)
     chosen = [n for n in parts if getattr(args, n, False)] or list(parts)
     try:
         for name in chosen:
             print(f"lab: bringing up {name}", flush=True)
             parts[name].up(lab, args)
-        for name in lab.parts_up():
-            hook = getattr(parts.get(name), "after_lab_change", None)
-            if hook:
-                hook(lab)
+        problems = lab_changed(lab)
+        if problems:
+            raise LabError("; ".join(problems))
     except LabError as exc:
         print(f"lab up failed: {exc}", file=sys.stderr)
         return 1
@@ -97,7 +92,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    parts = load_parts()
+    parts = PARTS
     lab = open_lab(args)
     failed = False
     for name in reversed(lab.parts_up()):

@@ -15,6 +15,8 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -91,6 +93,32 @@ def wait_for_port(port: int, timeout: float, host: str = "127.0.0.1",
             raise LabError(f"the process meant to listen on {host}:{port} exited")
         time.sleep(0.2)
     raise LabError(f"nothing listens on {host}:{port} after {timeout:.0f} s")
+
+
+def http_ok(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def wait_http(url: str, timeout: float, alive: Callable[[], bool] | None = None,
+              interval: float = 0.3) -> None:
+    """Until `url` answers 200; a process that exits meanwhile is an error at once."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if http_ok(url):
+            return
+        if alive is not None and not alive():
+            raise LabError(f"the process meant to serve {url} exited")
+        time.sleep(interval)
+    raise LabError(f"{url} not ready after {timeout:.0f} s")
+
+
+def open_lab(args: object = None) -> Lab:
+    """The lab a command works on: `--lab-dir`/`--port-base` if given, else the environment."""
+    return Lab(lab_dir_from_env(getattr(args, "lab_dir", None)), getattr(args, "port_base", None))
 
 
 class Lab:

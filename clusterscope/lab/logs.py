@@ -1,7 +1,7 @@
 """Loki and promtail in the lab: the cluster's logs, searchable by {cluster, node, component}.
 
 Loki runs as one binary with filesystem storage under `<lab>/loki`; promtail (the shipper:
-a maintained one, built from the same Loki module, see clusterscope/tools.py) tails every
+a maintained one, built from the same Loki module, see clusterscope/gotools.py) tails every
 service's log and ships it. Promtail finds its files through `file_sd_configs`, and
 `refresh(lab)` rewrites that targets file atomically when services come or go, so promtail
 picks the change up without a restart and without re-reading what it already shipped.
@@ -14,16 +14,15 @@ its read positions), it never stops the metrics.
 from __future__ import annotations
 
 import json
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import yaml
 
-from clusterscope import log_formats as lf
-from clusterscope import tools
-from clusterscope.lab.core import Lab, LabError, Service
+from clusterscope import gotools
+from clusterscope.clients.loki import Loki, LokiError
+from clusterscope.lab.core import Lab, LabError, Service, lab_dir_from_env, wait_http
+from clusterscope.logs import formats as lf
+from clusterscope.logs import pipeline
 
 PART = "monitoring"
 LOKI = "loki"
@@ -35,71 +34,18 @@ def loki_url(lab: Lab) -> str:
     return f"http://127.0.0.1:{lab.port(LOKI)}"
 
 
+def loki_client(lab_dir: str | Path | None = None) -> Loki:
+    """A client for the Loki of the lab at `lab_dir` (default: the environment's)."""
+    lab = Lab(lab_dir_from_env(lab_dir))
+    if lab.service(LOKI) is None:
+        raise LokiError(f"no Loki in the lab {lab.root}; `clusterscope lab up --monitoring`")
+    return Loki(loki_url(lab))
+
+
 # -- Loki -----------------------------------------------------------------------------------
 def loki_config(lab: Lab) -> dict:
-    return loki_config_at(lab.path("loki"), "127.0.0.1", lab.port(LOKI), lab.port("loki-grpc"))
-
-
-def loki_config_at(home: Path, listen: str, http_port: int, grpc_port: int) -> dict:
-    """Loki's single-binary configuration (the lab's, and compose's with its own paths)."""
-    return {
-        "auth_enabled": False,
-        "analytics": {"reporting_enabled": False},
-        "server": {
-            "http_listen_address": listen, "http_listen_port": http_port,
-            "grpc_listen_address": listen, "grpc_listen_port": grpc_port,
-            "log_level": "warn",
-        },
-        "common": {
-            "instance_addr": "127.0.0.1",
-            "path_prefix": str(home),
-            "replication_factor": 1,
-            "ring": {"kvstore": {"store": "inmemory"}},
-            "storage": {"filesystem": {"chunks_directory": str(home / "chunks"),
-                                       "rules_directory": str(home / "rules")}},
-        },
-        "ingester": {
-            # A lab Loki is alone in its ring: ready at once, and the WAL keeps what it
-            # held in memory across a crash.
-            "lifecycler": {"min_ready_duration": "0s", "final_sleep": "0s"},
-            "wal": {"enabled": True, "dir": str(home / "wal")},
-        },
-        # Alone, Loki finds its own query scheduler without the scheduler ring; with the
-        # ring it waits ~10 s for the ring to settle before it is ready.
-        "query_scheduler": {"use_scheduler_ring": False},
-        "schema_config": {"configs": [{
-            "from": "2024-01-01", "store": "tsdb", "object_store": "filesystem",
-            "schema": "v13", "index": {"prefix": "index_", "period": "24h"},
-        }]},
-        "limits_config": {
-            "reject_old_samples": True, "reject_old_samples_max_age": "168h",
-            # a restart burst or a catch-up after Loki was down must not be throttled
-            "ingestion_rate_mb": 16, "ingestion_burst_size_mb": 32,
-            "allow_structured_metadata": True, "volume_enabled": True,
-        },
-        "query_range": {"results_cache": {"cache": {"embedded_cache": {
-            "enabled": True, "max_size_mb": 32}}}},
-        "compactor": {"working_directory": str(home / "compactor")},
-    }
-
-
-def _http_ok(url: str, timeout: float = 2.0) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
-            return resp.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _wait_http(url: str, timeout: float, alive) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if _http_ok(url):
-            return
-        if not alive():
-            raise LabError(f"the process meant to serve {url} exited")
-        time.sleep(0.5)
-    raise LabError(f"{url} not ready after {timeout:.0f} s")
+    return pipeline.loki_config_at(lab.path("loki"), "127.0.0.1", lab.port(LOKI),
+                                   lab.port("loki-grpc"))
 
 
 def start_loki(lab: Lab) -> Service:
@@ -110,11 +56,11 @@ def start_loki(lab: Lab) -> Service:
     if not lab.running(LOKI):
         lab.require_free(lab.port("loki-grpc"), "loki-grpc")
     return lab.spawn(
-        LOKI, PART, f"Loki {tools.LOKI_VERSION} (single binary, filesystem storage)",
+        LOKI, PART, f"Loki {gotools.LOKI_VERSION} (single binary, filesystem storage)",
         [str(binary), f"-config.file={config}"], port=lab.port(LOKI), cwd=lab.path("loki"),
         extra={"url": url, "config": str(config), "data": str(lab.path("loki")),
                "grpc_port": lab.port("loki-grpc")},
-        wait_ready=lambda: _wait_http(f"{url}/ready", 120, lambda: lab.running(LOKI)))
+        wait_ready=lambda: wait_http(f"{url}/ready", 120, lambda: lab.running(LOKI)))
 
 
 # -- promtail -------------------------------------------------------------------------------
@@ -122,51 +68,6 @@ def _local_zone() -> str:
     """The zone the lab's MariaDB and simulator write their local times in: the machine's,
     which Go (promtail runs here too) calls `Local`."""
     return "Local"
-
-
-def format_stages(fmt: str, zone: str | None, selector: str) -> list[dict]:
-    """Promtail stages that parse one format (applied only to lines it selects)."""
-    spec = lf.FORMATS[fmt]
-    inner: list[dict] = [{"regex": {"expression": spec["regex"]}}]
-    if spec.get("timestamp_template"):
-        inner.append({"template": {"source": spec["timestamp_source"],
-                                   "template": lf.timestamp_template(fmt)}})
-    if spec.get("layout"):
-        ts: dict = {"source": spec["timestamp_source"], "format": spec["layout"],
-                    "action_on_failure": "skip"}
-        if spec.get("local_time") and zone:
-            ts["location"] = zone
-        inner.append({"timestamp": ts})
-    inner.append({"template": {"source": "level", "template": lf.level_template()}})
-    inner.append({"labels": {"level": "level"}})
-    if spec.get("labels"):
-        # an empty capture would become an empty label: label only the lines that have it
-        has_them = _logql_string(spec["labels_select"])
-        inner.append({"match": {"selector": f"{{{selector}}} |~ {has_them}",
-                                "stages": [{"labels": spec["labels"]}]}})
-    return inner
-
-
-def _logql_string(text: str) -> str:
-    # promtail's match selector takes no backtick strings: quote and escape
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def pipeline_stages(zone: str | None = "Local") -> list[dict]:
-    """The whole pipeline: per component, the formats its log may hold."""
-    stages: list[dict] = []
-    for component, firstline in lf.MULTILINE_FIRSTLINE.items():
-        stages.append({"match": {"selector": f'{{component="{component}"}}', "stages": [
-            {"multiline": {"firstline": firstline, "max_wait_time": lf.MULTILINE_MAX_WAIT}}]}})
-    known = "|".join(sorted(lf.COMPONENT_FORMATS))
-    per_component = [(f'component="{c}"', fmts) for c, fmts in lf.COMPONENT_FORMATS.items()]
-    for selector, fmts in [*per_component, (f'component!~"{known}"', lf.DEFAULT_FORMATS)]:
-        for fmt in fmts:
-            line_filter = _logql_string(lf.FORMATS[fmt]["regex"])
-            stages.append({"match": {
-                "selector": f"{{{selector}}} |~ {line_filter}",
-                "stages": format_stages(fmt, zone, selector)}})
-    return stages
 
 
 def _cluster_of(s: Service) -> str:
@@ -220,7 +121,7 @@ def promtail_config(lab: Lab) -> dict:
         "scrape_configs": [{
             "job_name": "lab",
             "file_sd_configs": [{"files": [str(home / TARGETS_FILE)], "refresh_interval": "5s"}],
-            "pipeline_stages": pipeline_stages(_local_zone()),
+            "pipeline_stages": pipeline.pipeline_stages(_local_zone()),
         }],
     }
 
@@ -243,12 +144,12 @@ def start_promtail(lab: Lab) -> Service:
     refresh(lab)
     port = lab.port(PROMTAIL)
     return lab.spawn(
-        PROMTAIL, PART, f"promtail {tools.LOKI_VERSION} shipping the lab's logs to Loki",
+        PROMTAIL, PART, f"promtail {gotools.LOKI_VERSION} shipping the lab's logs to Loki",
         [str(binary), f"-config.file={config}"], port=port, cwd=home,
         extra={"config": str(config), "targets": str(home / TARGETS_FILE),
                "scrape": {"job": "promtail", "path": "/metrics", "labels": {}}},
-        wait_ready=lambda: _wait_http(f"http://127.0.0.1:{port}/ready", 60,
-                                      lambda: lab.running(PROMTAIL)))
+        wait_ready=lambda: wait_http(f"http://127.0.0.1:{port}/ready", 60,
+                                     lambda: lab.running(PROMTAIL)))
 
 
 def up(lab: Lab) -> None:
@@ -267,8 +168,8 @@ def down(lab: Lab) -> None:
 def _binary(name: str) -> Path:
     """The cached binary; on a fresh machine it is built first (minutes, once)."""
     try:
-        return tools.build(tools.TOOLS[name])
-    except tools.ToolError as exc:
+        return gotools.build(gotools.TOOLS[name])
+    except gotools.ToolError as exc:
         raise LabError(f"{name}: {exc}") from exc
 
 

@@ -12,24 +12,28 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
-from clusterscope.lab.core import Lab, LabError, Service
-from clusterscope.monitoring_rules import REPO
-from clusterscope.monitoring_webhook import read_notifications
+from clusterscope.clients.vm import VM as VMClient
+from clusterscope.clients.vm import VMError
+from clusterscope.deploy.scrape import SCRAPE_INTERVAL, SCRAPE_TIMEOUT
+from clusterscope.lab import logs
+from clusterscope.lab.core import Lab, LabError, Service, lab_dir_from_env, open_lab, wait_http
+from clusterscope.lab.webhook import read_notifications
+from clusterscope.paths import REPO
+from clusterscope.rules import alertmanager
 
 NAME = "monitoring"
 HELP = "VictoriaMetrics scraping the lab, vmalert with rules/, Alertmanager -> webhook, Loki"
 VM, VMALERT, AM, WEBHOOK = "victoria-metrics", "vmalert", "alertmanager", "webhook"
-SCRAPE_INTERVAL = "5s"
 EVAL_INTERVAL = "5s"
 RULES_GLOB = str(REPO / "rules" / "*.yml")
 
@@ -41,6 +45,16 @@ def add_up_arguments(p: argparse.ArgumentParser) -> None:
 
 def _url(lab: Lab, name: str) -> str:
     return f"http://127.0.0.1:{lab.port(name)}"
+
+
+def vm_client(lab_dir: str | Path | None = None) -> VMClient:
+    """A client for the VictoriaMetrics of the lab at `lab_dir` (default: the environment's)."""
+    lab = Lab(lab_dir_from_env(lab_dir))
+    svc = lab.service(VM)
+    if svc is None or svc.port is None:
+        raise VMError(f"no victoria-metrics in the lab at {lab.root}: run"
+                      " `clusterscope lab up --monitoring`")
+    return VMClient(f"http://{svc.host}:{svc.port}")
 
 
 def notifications_file(lab: Lab) -> Path:
@@ -68,7 +82,7 @@ def scrape_config(services: list[Service]) -> dict:
         for i, (path, statics) in enumerate(sorted(by_path.items())):
             configs.append({"job_name": job if i == 0 else f"{job}_{i}",
                             "metrics_path": path, "static_configs": statics})
-    return {"global": {"scrape_interval": SCRAPE_INTERVAL, "scrape_timeout": "4s"},
+    return {"global": {"scrape_interval": SCRAPE_INTERVAL, "scrape_timeout": SCRAPE_TIMEOUT},
             "scrape_configs": configs}
 
 
@@ -82,41 +96,15 @@ def write_scrape_config(lab: Lab) -> Path:
     return path
 
 
-def alertmanager_route_to(webhook: dict, group_wait: str, group_interval: str) -> dict:
-    """Every alert to one webhook, grouped per alert and node (the lab's and compose's)."""
-    return {
-        "route": {"receiver": "webhook",
-                  "group_by": ["alertname", "cluster", "node", "node_id"],
-                  "group_wait": group_wait, "group_interval": group_interval,
-                  "repeat_interval": "4h"},
-        "receivers": [{"name": "webhook", "webhook_configs": [webhook]}],
-    }
-
-
 def alertmanager_config(lab: Lab) -> dict:
     # short waits: the lab and its tests want notifications within seconds
-    return alertmanager_route_to({"url": f"{_url(lab, WEBHOOK)}/alerts", "send_resolved": True},
+    return alertmanager.route_to({"url": f"{_url(lab, WEBHOOK)}/alerts", "send_resolved": True},
                                  group_wait="1s", group_interval="5s")
 
 
 # -- up/down ---------------------------------------------------------------------------------
-def _http_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _wait_http(lab: Lab, name: str, url: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if _http_ok(url):
-            return
-        if not lab.running(name):
-            raise LabError(f"{name} exited while starting")
-        time.sleep(0.3)
-    raise LabError(f"{url} not ready after {timeout:.0f} s")
+def _ready(lab: Lab, name: str, url: str) -> Callable[[], None]:
+    return lambda: wait_http(url, 60, lambda: lab.running(name))
 
 
 def up(lab: Lab, args: argparse.Namespace) -> None:
@@ -134,15 +122,15 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
               extra={"url": vm_url, "query": f"{vm_url}/api/v1/query",
                      "scrape_config": str(scrape),
                      "scrape": {"job": "victoriametrics", "path": "/metrics", "labels": {}}},
-              wait_ready=lambda: _wait_http(lab, VM, f"{vm_url}/health"))
+              wait_ready=_ready(lab, VM, f"{vm_url}/health"))
 
     wh_port = lab.port(WEBHOOK)
     out = notifications_file(lab)
     lab.spawn(WEBHOOK, NAME, "webhook receiver recording Alertmanager notifications",
-              [sys.executable, "-m", "clusterscope.monitoring_webhook",
+              [sys.executable, "-m", "clusterscope.lab.webhook",
                "--listen", f"127.0.0.1:{wh_port}", "--out", str(out)],
               port=wh_port, extra={"notifications": str(out)},
-              wait_ready=lambda: _wait_http(lab, WEBHOOK, f"{_url(lab, WEBHOOK)}/"))
+              wait_ready=_ready(lab, WEBHOOK, f"{_url(lab, WEBHOOK)}/"))
 
     am_port = lab.port(AM)
     am_cfg = home / "alertmanager.yml"
@@ -156,7 +144,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
               port=am_port,
               extra={"url": _url(lab, AM), "config": str(am_cfg),
                      "scrape": {"job": "alertmanager", "path": "/metrics", "labels": {}}},
-              wait_ready=lambda: _wait_http(lab, AM, f"{_url(lab, AM)}/-/ready"))
+              wait_ready=_ready(lab, AM, f"{_url(lab, AM)}/-/ready"))
 
     va_port = lab.port(VMALERT)
     lab.spawn(VMALERT, NAME, "vmalert evaluating rules/*.yml every 5 s",
@@ -164,38 +152,22 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
                f"-remoteWrite.url={vm_url}", f"-remoteRead.url={vm_url}",
                f"-notifier.url={_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
                "-remoteWrite.flushInterval=1s", f"-httpListenAddr=127.0.0.1:{va_port}",
-               "-configCheckInterval=10s",  # picks up `rulegen` output while up
+               "-configCheckInterval=10s",  # picks up `clusterscope rules generate` output while up
                f"-external.url={_url(lab, VMALERT)}", "-loggerLevel=WARN"],
               port=va_port,
               extra={"url": _url(lab, VMALERT), "rules": RULES_GLOB,
                      "scrape": {"job": "vmalert", "path": "/metrics", "labels": {}}},
-              wait_ready=lambda: _wait_http(lab, VMALERT, f"{_url(lab, VMALERT)}/health"))
+              wait_ready=_ready(lab, VMALERT, f"{_url(lab, VMALERT)}/health"))
 
-    logs = _logs_module()
-    if logs is not None:
-        try:
-            logs.up(lab)
-        except LabError as exc:
-            # Logs are an addition: metrics and alerts work without them.
-            print(f"lab: monitoring: logs (Loki/promtail) not started: {exc}", file=sys.stderr)
+    logs.up(lab)
     write_scrape_config(lab)
     print(f"lab: monitoring up: VictoriaMetrics {vm_url}, vmalert {_url(lab, VMALERT)},"
           f" Alertmanager {_url(lab, AM)}, notifications in {out}", flush=True)
 
 
-def _logs_module():
-    try:
-        return importlib.import_module("clusterscope.lab.logs")
-    except ModuleNotFoundError as exc:
-        if exc.name != "clusterscope.lab.logs":
-            raise
-        return None
-
-
 def after_lab_change(lab: Lab) -> None:
     write_scrape_config(lab)
-    logs = _logs_module()
-    if logs is not None and lab.service("promtail") is not None:
+    if lab.service(logs.PROMTAIL) is not None:
         logs.refresh(lab)
 
 
@@ -240,7 +212,6 @@ def firing_now(lab: Lab) -> list[dict]:
 
 
 def _open(args: argparse.Namespace) -> Lab:
-    from clusterscope.lab.cli import open_lab
     lab = open_lab(args)
     if lab.service(VM) is None:
         raise LabError(f"monitoring is not up in {lab.root}: run `clusterscope lab up"

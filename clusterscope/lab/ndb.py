@@ -3,19 +3,26 @@
 Services: `ndb-sql` (MariaDB, database `ndbinfo`, account `ndbinfo_exporter` with SELECT on
 ndbinfo.* only; its 0600 client config is the service's client_config) and `ndb-model`
 (`python -m clusterscope.ndbsim`, extra["cluster_log"] = the simulated ndb_mgmd cluster
-log). Then the exporter joins via `clusterscope.lab.ndb_exporter.up(lab)` when present.
+log). Then the exporter joins via `clusterscope.lab.ndb_exporter.up(lab)`.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sys
 import time
+from collections.abc import Callable
 
-from clusterscope.lab import mariadb
-from clusterscope.lab.core import Lab, LabError
+from ndbinfo_exporter.schema import version_tuple
+
+from clusterscope.lab import mariadb, ndb_exporter
+from clusterscope.lab.core import Lab, LabError, open_lab
+from clusterscope.ndbsim import control
+from clusterscope.ndbsim import scenario as scenarios
+from clusterscope.ndbsim.control import ControlError
 
 NAME = "ndb"
 HELP = "NDB Cluster SIMULATOR: MariaDB serving ndbinfo views, driven by a cluster model"
@@ -51,10 +58,6 @@ def _sock(lab: Lab):
 
 
 def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
-    from ndbinfo_exporter.schema import version_tuple
-
-    from clusterscope.ndbsim import scenario as scenarios
-
     settings = lab.settings(NAME)
     scen = getattr(args, "ndb_scenario", None) or settings.get("scenario") or "default"
     version = getattr(args, "ndb_version", None) or settings.get("version")
@@ -103,15 +106,10 @@ def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
                   port=None, simulated=True, wait_ready=ready,
                   extra={"cluster_log": str(cluster_log), "scenario": settings["scenario"],
                          "version": settings["version"], "socket": str(sock)})
-    try:
-        from clusterscope.lab import ndb_exporter
-    except ModuleNotFoundError:
-        return
     ndb_exporter.up(lab)
 
 
 def _wait_model(lab: Lab, sock, started: float, timeout: float) -> None:
-    from clusterscope.ndbsim import control
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
@@ -166,7 +164,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _open(args: argparse.Namespace):
-    from clusterscope.lab.cli import open_lab
     lab = open_lab(args)
     svc = lab.service(MODEL)
     if svc is None or not lab.running(MODEL) or not lab.running(SQL):
@@ -174,93 +171,86 @@ def _open(args: argparse.Namespace):
     return lab, svc.extra["socket"]
 
 
-def _run(fn) -> int:
-    from clusterscope.ndbsim.control import ControlError
-    try:
-        return fn()
-    except (LabError, ControlError) as exc:
-        print(f"lab ndb: {exc}", file=sys.stderr)
-        return 1
-
-
-def cmd_status(args: argparse.Namespace) -> int:
-    def go() -> int:
-        from clusterscope.ndbsim import control
-        _, sock = _open(args)
-        st = control.state(sock)
-        if args.json:
-            print(json.dumps(st, indent=2))
-            return 0
-        print(f"SIMULATED NDB cluster: scenario {st['scenario']}, version {st['version']},"
-              f" cluster time {st['cluster_secs']} s (x{st['time_scale']})")
-        for nid, n in st["nodes"].items():
-            rs = "" if n["restart_status"] is None else f", restart status {n['restart_status']}"
-            print(f"  node {nid}: {n['state']} (group {n['group']}, uptime {n['uptime']} s,"
-                  f" REDO {n['redo_used_ratio']:.1%}{rs})")
-        lcp = st["lcp"]
-        print(f"  LCP {lcp['id']}: {'running' if lcp['running'] else 'idle'},"
-              f" {lcp['progress']:.1%} (an LCP takes {lcp['full_lcp_secs']} s)")
-        for r in st["restarts"]:
-            print(f"  restart {r['id']}: node {r['node']} profile {r['profile']} status"
-                  f" {r['status']} (planned {r['planned_total_secs']} s, x{r['time_scale']})")
-        active = {k: v for k, v in st["faults"].items() if v}
-        print(f"  faults: {active or 'none'}")
-        return 0
-    return _run(go)
-
-
-def cmd_restart(args: argparse.Namespace) -> int:
-    def go() -> int:
-        from clusterscope.ndbsim import control
-        _, sock = _open(args)
-        res = control.send(sock, {"cmd": "restart", "node": args.node, "profile": args.profile,
-                                  "initial": args.initial, "time_scale": args.time_scale})
-        print(f"restart {res['restart_id']} of node {res['node']} (profile {res['profile']}):"
-              f" planned {res['planned_total_secs']} cluster s, ~{res['planned_wall_secs']}"
-              " wall s", flush=True)
-        if args.wait:
-            timeout = args.timeout or res["planned_wall_secs"] * 3 + 60
-            rec = control.wait_restart(sock, res["restart_id"], timeout)
-            print(f"restart {res['restart_id']} completed: total_restart_secs"
-                  f" {rec['total_restart_secs']}; statuses {rec['statuses']}")
-        return 0
-    return _run(go)
-
-
-def cmd_fault(args: argparse.Namespace) -> int:
-    def go() -> int:
-        from clusterscope.ndbsim import control
-        _, sock = _open(args)
-        if args.fault == "restart-stuck" and args.status is None and not args.off:
-            raise LabError("restart-stuck needs --status N (a node_restart_status_int)")
-        if args.fault in ("view-error", "null-columns") and not args.view:
-            raise LabError(f"{args.fault} needs --view NAME")
-        cmd = {"cmd": "fault", "fault": args.fault, "on": not args.off, "node": args.node,
-               "remote": args.remote, "status": args.status, "view": args.view,
-               "columns": [c.strip() for c in (args.columns or "").split(",") if c.strip()]}
-        res = control.send(sock, cmd)
-        active = {k: v for k, v in res["faults"].items() if v}
-        print(f"faults now: {active or 'none'}")
-        return 0
-    return _run(go)
-
-
-def cmd_version(args: argparse.Namespace) -> int:
-    def go() -> int:
-        from ndbinfo_exporter.schema import version_tuple
-
-        from clusterscope.ndbsim import control
-        lab, sock = _open(args)
+def _command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A `lab ndb` command: lab and simulator errors become a message and exit status 1."""
+    @functools.wraps(fn)
+    def run(args: argparse.Namespace) -> int:
         try:
-            version_tuple(args.version)
-        except ValueError as exc:
-            raise LabError(str(exc)) from exc
-        res = control.send(sock, {"cmd": "version", "version": args.version})
-        lab.save_settings(NAME, {"version": res["version"]})
-        svc = lab.service(MODEL)
-        if svc is not None:
-            lab.register(dataclasses.replace(svc, extra={**svc.extra,
-                                                         "version": res["version"]}))
-        print(f"ndbinfo now serves version profile {res['version']}")
+            return fn(args)
+        except (LabError, ControlError) as exc:
+            print(f"lab ndb: {exc}", file=sys.stderr)
+            return 1
+    return run
+
+
+@_command
+def cmd_status(args: argparse.Namespace) -> int:
+    _, sock = _open(args)
+    st = control.state(sock)
+    if args.json:
+        print(json.dumps(st, indent=2))
         return 0
-    return _run(go)
+    print(f"SIMULATED NDB cluster: scenario {st['scenario']}, version {st['version']},"
+          f" cluster time {st['cluster_secs']} s (x{st['time_scale']})")
+    for nid, n in st["nodes"].items():
+        rs = "" if n["restart_status"] is None else f", restart status {n['restart_status']}"
+        print(f"  node {nid}: {n['state']} (group {n['group']}, uptime {n['uptime']} s,"
+              f" REDO {n['redo_used_ratio']:.1%}{rs})")
+    lcp = st["lcp"]
+    print(f"  LCP {lcp['id']}: {'running' if lcp['running'] else 'idle'},"
+          f" {lcp['progress']:.1%} (an LCP takes {lcp['full_lcp_secs']} s)")
+    for r in st["restarts"]:
+        print(f"  restart {r['id']}: node {r['node']} profile {r['profile']} status"
+              f" {r['status']} (planned {r['planned_total_secs']} s, x{r['time_scale']})")
+    active = {k: v for k, v in st["faults"].items() if v}
+    print(f"  faults: {active or 'none'}")
+    return 0
+
+
+@_command
+def cmd_restart(args: argparse.Namespace) -> int:
+    _, sock = _open(args)
+    res = control.send(sock, {"cmd": "restart", "node": args.node, "profile": args.profile,
+                              "initial": args.initial, "time_scale": args.time_scale})
+    print(f"restart {res['restart_id']} of node {res['node']} (profile {res['profile']}):"
+          f" planned {res['planned_total_secs']} cluster s, ~{res['planned_wall_secs']}"
+          " wall s", flush=True)
+    if args.wait:
+        timeout = args.timeout or res["planned_wall_secs"] * 3 + 60
+        rec = control.wait_restart(sock, res["restart_id"], timeout)
+        print(f"restart {res['restart_id']} completed: total_restart_secs"
+              f" {rec['total_restart_secs']}; statuses {rec['statuses']}")
+    return 0
+
+
+@_command
+def cmd_fault(args: argparse.Namespace) -> int:
+    _, sock = _open(args)
+    if args.fault == "restart-stuck" and args.status is None and not args.off:
+        raise LabError("restart-stuck needs --status N (a node_restart_status_int)")
+    if args.fault in ("view-error", "null-columns") and not args.view:
+        raise LabError(f"{args.fault} needs --view NAME")
+    cmd = {"cmd": "fault", "fault": args.fault, "on": not args.off, "node": args.node,
+           "remote": args.remote, "status": args.status, "view": args.view,
+           "columns": [c.strip() for c in (args.columns or "").split(",") if c.strip()]}
+    res = control.send(sock, cmd)
+    active = {k: v for k, v in res["faults"].items() if v}
+    print(f"faults now: {active or 'none'}")
+    return 0
+
+
+@_command
+def cmd_version(args: argparse.Namespace) -> int:
+    lab, sock = _open(args)
+    try:
+        version_tuple(args.version)
+    except ValueError as exc:
+        raise LabError(str(exc)) from exc
+    res = control.send(sock, {"cmd": "version", "version": args.version})
+    lab.save_settings(NAME, {"version": res["version"]})
+    svc = lab.service(MODEL)
+    if svc is not None:
+        lab.register(dataclasses.replace(svc, extra={**svc.extra,
+                                                     "version": res["version"]}))
+    print(f"ndbinfo now serves version profile {res['version']}")
+    return 0

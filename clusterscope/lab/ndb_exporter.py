@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import sys
 
+from clusterscope.deploy.scrape import NDB as SCRAPE
 from clusterscope.lab.core import Lab, LabError, Service
 
 NAME = "ndb-exporter"
-SCRAPE = {"job": "ndbinfo", "path": "/metrics",
-          "labels": {"cluster": "lab-ndb", "simulated": "true"}}
 
 
 def up(lab: Lab) -> Service:

@@ -5,27 +5,26 @@
 - optionally `add_up_arguments(parser)`, `add_commands(subparsers)` (for `lab <NAME> ...`),
   `before_down(lab)`, and `after_lab_change(lab)` (called on every part that is up whenever
   any part came up, e.g. to regenerate scrape targets).
-A part whose module does not exist yet is skipped, so `lab up` means "all parts that exist".
 """
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
-PART_MODULES: dict[str, str] = {
-    "ndb": "clusterscope.lab.ndb",
-    "galera": "clusterscope.lab.galera",
-    "monitoring": "clusterscope.lab.monitoring",
-}
+from clusterscope.lab import galera, monitoring, ndb
+
+PARTS: dict[str, ModuleType] = {"ndb": ndb, "galera": galera, "monitoring": monitoring}
 
 
-def load_parts() -> dict[str, ModuleType]:
-    parts: dict[str, ModuleType] = {}
-    for name, module in PART_MODULES.items():
-        try:
-            parts[name] = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    return parts
+def lab_changed(lab: object) -> list[str]:
+    """Let every part that is up take a change of the lab's services (e.g. new scrape
+    targets); returns the problems, which never stop the caller."""
+    problems = []
+    for part in lab.parts_up():  # type: ignore[attr-defined]
+        hook = getattr(PARTS.get(part), "after_lab_change", None)
+        if hook:
+            try:
+                hook(lab)
+            except Exception as exc:  # noqa: BLE001 - the change itself happened
+                problems.append(f"{part} did not take the change: {exc}")
+    return problems

@@ -18,6 +18,8 @@ from pathlib import Path
 import pymysql
 from ndbinfo_exporter import schema
 
+from clusterscope.ndbsim import ddl
+
 DB = "ndbinfo"
 SIM_DB = "ndbsim"
 # "ndbinfo offline": MariaDB cannot emit NDB's Note 1 / warning 40001, so offline views
@@ -67,10 +69,10 @@ class Store:
                 cur.execute(stmt)
             cur.execute(f"DROP DATABASE IF EXISTS {DB}")
             cur.execute(f"CREATE DATABASE {DB} DEFAULT CHARSET latin1")
-            for stmt in schema.ddl(self.version, DB).tables:
+            for stmt in ddl.ddl(self.version, DB).tables:
                 cur.execute(stmt)
         self._base_cols = {t.name: [n for n, _ in t.columns_for(self.version)]
-                           for t in schema.base_tables_for(self.version)}
+                           for t in ddl.base_tables_for(self.version)}
         self.last.clear()
         self.apply_views(offline, broken or set())
 
@@ -78,7 +80,7 @@ class Store:
         where = OFFLINE_WHERE if offline else ""
         with self.cur() as cur:
             for v in schema.views_for(self.version):
-                sql = schema.create_view_sql(v, self.version, DB, where)
+                sql = ddl.create_view_sql(v, self.version, DB, where)
                 if v.name in broken:
                     # a view whose base table no longer matches: every SELECT fails with
                     # error 1356, like an SQL node whose view definition the data nodes

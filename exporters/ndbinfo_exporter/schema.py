@@ -1,10 +1,13 @@
 """Every ndbinfo view the product serves or reads, described once as data.
 
-Source: ../shared/reference/ndbinfo.md (kernel NdbinfoTables.cpp + the view definitions of
-ndbinfo_sql.cpp / ha_ndbinfo_sql.cc). A view is a hidden base table `ndb$<x>` (kernel
-numbers: INT UNSIGNED / BIGINT UNSIGNED / VARCHAR(512)) plus a user-facing view that may drop
-columns, decode enums with CASE, join lookup tables or aggregate. The exporter reads names,
-units and decodes from here; the NDB simulator builds its DDL from here (`ddl(version)`).
+Sources: mysql/mysql-server, the kernel table catalogue (NdbinfoTables.cpp) and the view
+definitions (storage/ndb/tools/ndbinfo_sql.cpp for 7.x, storage/ndb/plugin/ha_ndbinfo_sql.cc
+for 8.0+); a source is cited next to each fact that is not in both. A view is a hidden base
+table `ndb$<x>` (kernel numbers: INT UNSIGNED / BIGINT UNSIGNED / VARCHAR(512)) plus a
+user-facing view that may drop columns, decode enums with CASE, join lookup tables or
+aggregate. The exporter reads names and decodes from here; the NDB simulator compiles its
+DDL from the same data
+(`clusterscope.ndbsim.ddl`, which is not part of the exporter).
 
 Pure data and small pure functions; nothing here touches a database.
 """
@@ -12,7 +15,7 @@ Pure data and small pure functions; nothing here touches a database.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 I = "INT UNSIGNED"  # noqa: E741 - the reference's own notation (kernel Number)
 B = "BIGINT UNSIGNED"  # kernel Number64
@@ -32,11 +35,11 @@ def version_tuple(version: str) -> tuple[int, ...]:
         raise ValueError(f"not an NDB version: {version!r} (e.g. 7.6 or 8.0.37)") from None
 
 
-def _at_least(version: str, since: str | None) -> bool:
+def at_least(version: str, since: str | None) -> bool:
     return since is None or version_tuple(version) >= version_tuple(since)
 
 
-def _before(version: str, until: str | None) -> bool:
+def before(version: str, until: str | None) -> bool:
     return until is None or version_tuple(version) < version_tuple(until)
 
 
@@ -61,19 +64,8 @@ class Column:
     nullable: bool = True
     help: str = ""
 
-    def sql(self) -> str:
-        if self.decode is not None:
-            whens = " ".join(f"WHEN {k} THEN '{v}'" for k, v in self.decode)
-            if self.decode_else is None:
-                return f"CASE {self.source or self.name} {whens} ELSE NULL END"
-            # MariaDB marks a CASE over a nullable column nullable even with an ELSE text;
-            # the IFNULL makes it NOT NULL as MySQL's DESC shows (same values either way)
-            other = f"'{self.decode_else}'"
-            return f"IFNULL(CASE {self.source or self.name} {whens} ELSE {other} END, {other})"
-        return self.expr or f"`{self.name}`"
-
     def in_version(self, version: str) -> bool:
-        return _at_least(version, self.since) and _before(version, self.until)
+        return at_least(version, self.since) and before(version, self.until)
 
     def decode_map(self) -> dict[int, str]:
         return dict(self.decode or ())
@@ -100,7 +92,7 @@ class BaseTable:
 
     def columns_for(self, version: str) -> list[tuple[str, str]]:
         since = dict(self.column_since)
-        return [(n, t) for n, t in self.columns if _at_least(version, since.get(n))]
+        return [(n, t) for n, t in self.columns if at_least(version, since.get(n))]
 
 
 @dataclass(frozen=True)
@@ -122,39 +114,6 @@ class View:
 
     def column(self, name: str) -> Column:
         return next(c for c in self.columns if c.name == name)
-
-    def base_table(self) -> BaseTable:
-        if self.base_columns:
-            cols = self.base_columns
-        else:
-            cols = tuple((c.name, c.type) for c in self.columns if c.until is None)
-            since = tuple((c.name, c.since) for c in self.columns if c.since)
-            return BaseTable(self.base, cols, self.since, since)
-        return BaseTable(self.base, cols, self.since, self.base_column_since)
-
-    def select_sql(self, version: str, database: str = "ndbinfo", where: str = "") -> str:
-        cols = ", ".join(f"{c.sql()} AS `{c.name}`" for c in self.columns_for(version))
-        tail = self.tail or f"FROM `{database}`.`{self.base}`"
-        tail = tail.replace("{db}", f"`{database}`")
-        version_where = ""
-        for since, clause in self.until_where:
-            if _at_least(version, since):
-                version_where = clause
-        conds = [c for c in (version_where, where) if c]
-        if conds:
-            joined = " AND ".join(f"({c})" for c in conds)
-            if " GROUP BY " in tail:
-                head, rest = tail.split(" GROUP BY ", 1)
-                glue = " AND " if " WHERE " in head else " WHERE "
-                tail = f"{head}{glue}{joined} GROUP BY {rest}"
-            elif " ORDER BY " in tail:
-                head, rest = tail.split(" ORDER BY ", 1)
-                glue = " AND " if " WHERE " in head else " WHERE "
-                tail = f"{head}{glue}{joined} ORDER BY {rest}"
-            else:
-                glue = " AND " if " WHERE " in tail else " WHERE "
-                tail = f"{tail}{glue}{joined}"
-        return f"SELECT {'DISTINCT ' if self.distinct else ''}{cols} {tail}"
 
 
 def _plain(names: str, typ: str, unit: str | None = None) -> list[Column]:
@@ -236,6 +195,7 @@ RESTART_STATUS_NAME: dict[int, str] = dict(enumerate((
 RESTART_ORDER_MASTER = (13, 14, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 RESTART_ORDER_OTHERS = (13, 14, 15, 16, 17, 18, 19)
 RESTART_COMPLETED = frozenset({12, 19})
+RESTART_NO_INFO = frozenset({20, 21})  # no restart information for the node
 
 # secs_* columns in view order; LOCAL_RECOVERY_PARTS sum to secs_for_local_recovery and the
 # top-level phases (all but those parts) sum to total_restart_secs
@@ -473,67 +433,4 @@ def view(name: str) -> View:
 
 def views_for(version: str) -> list[View]:
     """The views a data node of this version serves (profile '7.6' or a release '8.0.37')."""
-    return [v for v in VIEWS if _at_least(version, v.since)]
-
-
-def expected_columns(version: str) -> dict[str, list[tuple[str, str, bool]]]:
-    """view (and base table) -> [(column, SQL type, nullable)] that DESC must show."""
-    out: dict[str, list[tuple[str, str, bool]]] = {}
-    for v in views_for(version):
-        out[v.name] = [(c.name, c.type, c.nullable) for c in v.columns_for(version)]
-    for t in base_tables_for(version):
-        out[t.name] = [(n, typ, True) for n, typ in t.columns_for(version)]
-    return out
-
-
-def desc_type(sql_type: str) -> str:
-    """The type as a 5.7-era / MariaDB DESC prints it: 'INT UNSIGNED' -> 'int(10) unsigned'."""
-    t = sql_type.lower()
-    return {"int unsigned": "int(10) unsigned", "bigint unsigned": "bigint(20) unsigned"}.get(t, t)
-
-
-def base_tables_for(version: str) -> list[BaseTable]:
-    seen: dict[str, BaseTable] = {}
-    for v in views_for(version):
-        b = v.base_table()
-        for name in (b.name, *v.also_bases):
-            seen.setdefault(name, replace(b, name=name))
-    for lk in LOOKUPS:
-        seen.setdefault(lk.name, lk)
-    return list(seen.values())
-
-
-def create_table_sql(table: BaseTable, version: str, database: str = "ndbinfo",
-                     engine: str = "MEMORY") -> str:
-    cols = ", ".join(f"`{n}` {t} NULL" for n, t in table.columns_for(version))
-    return (f"CREATE TABLE `{database}`.`{table.name}` ({cols})"
-            f" ENGINE={engine} DEFAULT CHARSET=latin1")
-
-
-def create_view_sql(v: View, version: str, database: str = "ndbinfo", where: str = "") -> str:
-    return (f"CREATE OR REPLACE DEFINER=`root`@`localhost` SQL SECURITY INVOKER VIEW"
-            f" `{database}`.`{v.name}` AS {v.select_sql(version, database, where)}")
-
-
-@dataclass
-class DDL:
-    tables: list[str] = field(default_factory=list)
-    views: list[str] = field(default_factory=list)
-
-    def statements(self) -> list[str]:
-        return [*self.tables, *self.views]
-
-
-def ddl(version: str, database: str = "ndbinfo", engine: str = "MEMORY",
-        view_where: str = "") -> DDL:
-    """CREATE TABLE for every base/lookup table and CREATE VIEW for every view of a version.
-
-    `view_where` adds a condition to every view (the simulator's "ndbinfo offline" mode).
-    Tables are created without IF NOT EXISTS: drop the schema first for a clean profile.
-    """
-    out = DDL()
-    for t in base_tables_for(version):
-        out.tables.append(create_table_sql(t, version, database, engine))
-    for v in views_for(version):
-        out.views.append(create_view_sql(v, version, database, view_where))
-    return out
+    return [v for v in VIEWS if at_least(version, v.since)]

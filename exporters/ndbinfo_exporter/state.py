@@ -17,10 +17,8 @@ from ndbinfo_exporter import schema
 
 log = logging.getLogger("ndbinfo_exporter.state")
 
-# restart_info.node_restart_status_int values of a finished restart (master / other view)
 COMPLETED = schema.RESTART_COMPLETED
-# no restart information for the node
-NO_INFO = {20, 21}
+NO_INFO = schema.RESTART_NO_INFO
 
 
 class RestartLedger:

@@ -1,4 +1,8 @@
-"""`clusterscope loadgen run|cycle|ddl|start|stop|list`."""
+"""`clusterscope-loadgen run|cycle|ddl|list` (also `clusterscope loadgen ...` in the toolkit).
+
+The product's own command line: the container runs it, the toolkit embeds the same parser
+and adds its lab commands (`start`, `stop`).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,28 @@ from pathlib import Path
 
 from clusterscope_loadgen import config, ddl
 
+HELP = "continuous A/B experiments (FK, read backup, partitioning, batching/PK) through sysbench"
 
-def add_arguments(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("loadgen", help="continuous A/B experiments (FK, read backup,"
-                                       " partitioning, batching/PK) through sysbench")
+
+def add_arguments(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """Add `loadgen` to a parent parser's sub-commands; returns loadgen's own sub-commands."""
+    p = sub.add_parser("loadgen", help=HELP)
     lsub = p.add_subparsers(dest="loadgen_cmd", required=True)
+    add_commands(lsub)
+    return lsub
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="clusterscope-loadgen", description=HELP)
+    add_commands(p.add_subparsers(dest="loadgen_cmd", required=True))
+    args = p.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+def add_commands(lsub: argparse._SubParsersAction) -> None:
 
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--config", help=f"experiments file (default {config.DEFAULT_CONFIG})")
@@ -61,11 +82,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--config")
     ls.set_defaults(func=cmd_list)
 
-    from clusterscope_loadgen import lab_service
-    lab_service.add_commands(lsub)
 
-
-def _runner_args(args: argparse.Namespace, exp: config.Experiment, metrics: object) -> dict:
+def _runner_args(args: argparse.Namespace, metrics: object) -> dict:
     return {"threads": args.threads, "window": args.window, "warmup": args.warmup,
             "metrics": metrics, "cluster": args.cluster}
 
@@ -97,7 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         exp = config.experiment(args.experiment, args.config)
         only = [v.strip() for v in args.variants.split(",")] if args.variants else None
         runner = Runner(exp, args.engine, _targets(args), only=only,
-                        **_runner_args(args, exp, _metrics(args)))
+                        **_runner_args(args, _metrics(args)))
         result = runner.run(duration=args.duration, rounds=args.rounds, forever=args.forever)
     except _errors() as exc:
         print(f"loadgen: {exc}", file=sys.stderr)
@@ -126,7 +144,7 @@ def cmd_cycle(args: argparse.Namespace) -> int:
         while True:
             for name in names:
                 runner = Runner(exps[name], args.engine, targets,
-                                **_runner_args(args, exps[name], metrics))
+                                **_runner_args(args, metrics))
                 results.append(runner.run(duration=args.duration))
                 if runner.stopped:
                     break
@@ -153,9 +171,7 @@ def _linger(args: argparse.Namespace) -> None:
 def cmd_ddl(args: argparse.Namespace) -> int:
     try:
         exp = config.experiment(args.experiment, args.config)
-        tables = ddl.tables_for(exp.kind, args.engine, **(
-            {"ndb_partition_balance": exp.ndb_partition_balance}
-            if exp.kind == "partitioning" else {}))
+        tables = exp.tables(args.engine)
     except (config.ConfigError, ddl.DDLError) as exc:
         print(f"loadgen: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from clusterscope_loadgen import ddl
+
 DEFAULT_CONFIG = Path(__file__).with_name("experiments.yaml")
 LUA_DIR = Path(__file__).with_name("lua")
 SCRIPTS = {"fk": "cs_fk.lua", "read_backup": "cs_readown.lua",
@@ -60,6 +62,12 @@ class Experiment:
     @property
     def script(self) -> Path:
         return LUA_DIR / SCRIPTS[self.kind]
+
+    def tables(self, engine: str) -> dict[str, str]:
+        """Table name -> CREATE TABLE for this experiment on an engine (parents first)."""
+        options = ({"ndb_partition_balance": self.ndb_partition_balance}
+                   if self.kind == "partitioning" else {})
+        return ddl.tables_for(self.kind, engine, **options)
 
     def variants_for(self, engine: str, only: list[str] | None = None) -> list[Variant]:
         chosen = [v for v in self.variants if v.runs_on(engine)]

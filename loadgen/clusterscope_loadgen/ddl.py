@@ -27,7 +27,8 @@ def _engine_clause(engine: str, ndb_options: dict[str, object] | None = None) ->
 
 
 def fk_tables(engine: str) -> dict[str, str]:
-    """The field-facts FK schema: two parents, children with 0, 1 (fk_forum) and 2 FKs."""
+    """The FK schema of the field facts (README, "Field facts"):
+    two parents, children with 0, 1 (fk_forum) and 2 FKs."""
     eng = _engine_clause(engine)
     # InnoDB needs the auto-increment column first in some index; NDB does not.
     pid_key = "" if engine == "ndb" else ",\n  KEY pid (pid)"

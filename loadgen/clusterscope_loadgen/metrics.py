@@ -1,21 +1,19 @@
-"""The loadgen's Prometheus metrics (names and labels are in brief/contracts.md "Loadgen")."""
+"""The loadgen's Prometheus metrics (names and labels: README, section "Load generator")."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
 from clusterscope_loadgen import __version__
+from clusterscope_loadgen.results import WindowResult
 from clusterscope_loadgen.stats import Estimate
 
-if TYPE_CHECKING:
-    from clusterscope_loadgen.runner import WindowResult
-
-L = ["experiment", "variant", "cluster", "engine", "target"]
-P = ["experiment", "variant", "baseline", "cluster", "engine", "target"]
-S = ["experiment"]
+# label names of the per-window, per-pair (variant vs baseline) and per-experiment series
+WINDOW_LABELS = ["experiment", "variant", "cluster", "engine", "target"]
+PAIR_LABELS = ["experiment", "variant", "baseline", "cluster", "engine", "target"]
+EXPERIMENT_LABELS = ["experiment"]
 
 
 class Metrics:
@@ -25,42 +23,53 @@ class Metrics:
         def g(name: str, doc: str, labels: list[str]) -> Gauge:
             return Gauge(name, doc, labels, registry=r)
 
-        self.seq = g("loadgen_window_seq", "Round number of the last window (pairs share it)", L)
-        self.valid = g("loadgen_window_valid", "1 if the last window was a clean measurement", L)
-        self.end = g("loadgen_window_end_timestamp_seconds", "End time of the last window", L)
-        self.tps = g("loadgen_window_tps", "Transactions (sysbench events) per second", L)
-        self.qps = g("loadgen_window_qps", "Queries per second in the last window", L)
-        self.rows = g("loadgen_window_rows_per_second",
-                      "Throughput in rows (tps x rows per event); overheads use this", L)
+        def win(name: str, doc: str) -> Gauge:
+            return g(name, doc, WINDOW_LABELS)
+
+        def pair(name: str, doc: str) -> Gauge:
+            return g(name, doc, PAIR_LABELS)
+
+        def per_exp(name: str, doc: str) -> Gauge:
+            return g(name, doc, EXPERIMENT_LABELS)
+
+        self.seq = win("loadgen_window_seq", "Round number of the last window (pairs share it)")
+        self.valid = win("loadgen_window_valid", "1 if the last window was a clean measurement")
+        self.end = win("loadgen_window_end_timestamp_seconds", "End time of the last window")
+        self.tps = win("loadgen_window_tps", "Transactions (sysbench events) per second")
+        self.qps = win("loadgen_window_qps", "Queries per second in the last window")
+        self.rows = win("loadgen_window_rows_per_second",
+                        "Throughput in rows (tps x rows per event); overheads use this")
         self.latency = g("loadgen_window_latency_seconds", "Event latency quantile",
-                         [*L, "quantile"])
-        self.errors = g("loadgen_window_errors", "Errors in the last window", L)
-        self.reconnects = g("loadgen_window_reconnects", "Reconnects in the last window", L)
-        self.stale = g("loadgen_window_stale_reads",
-                       "Reads that missed the session's own write (read_backup)", L)
-        self.windows = Counter("loadgen_windows", "Windows run", [*L, "valid"], registry=r)
-        self.transactions = Counter("loadgen_transactions", "Transactions run", L, registry=r)
-        self.pair_ratio = g("loadgen_pair_tps_ratio",
-                            "variant/baseline throughput of the last valid pair", P)
-        self.pair_overhead = g("loadgen_pair_overhead_ratio",
-                               "1 - variant/baseline throughput of the last valid pair", P)
-        self.pair_seq = g("loadgen_pair_seq", "Round number of the last valid pair", P)
-        self.overhead = g("loadgen_overhead_ratio", "Mean paired overhead (1 - ratio)", P)
-        self.overhead_lo = g("loadgen_overhead_ratio_lower", "95% interval, lower bound", P)
-        self.overhead_hi = g("loadgen_overhead_ratio_upper", "95% interval, upper bound", P)
-        self.lat = g("loadgen_latency_ratio", "Mean paired p95 latency ratio", P)
-        self.lat_lo = g("loadgen_latency_ratio_lower", "95% interval, lower bound", P)
-        self.lat_hi = g("loadgen_latency_ratio_upper", "95% interval, upper bound", P)
-        self.mde = g("loadgen_overhead_min_detectable_ratio",
-                     "Smallest overhead change detectable at the current noise", P)
-        self.npairs = g("loadgen_overhead_pairs", "Valid pairs behind the estimate", P)
-        self.cpu = Counter("loadgen_cpu_seconds", "CPU used by the loadgen and sysbench", S,
-                           registry=r)
-        self.cores = g("loadgen_cpu_cores", "Cores used by sysbench in the last window", S)
-        self.saturated = g("loadgen_saturated",
-                           "1 when the load generator, not the cluster, is the bottleneck", S)
-        self.verified = g("loadgen_rows_verified",
-                          "1 if the row counts matched after the last check, 0 if not", S)
+                         [*WINDOW_LABELS, "quantile"])
+        self.errors = win("loadgen_window_errors", "Errors in the last window")
+        self.reconnects = win("loadgen_window_reconnects", "Reconnects in the last window")
+        self.stale = win("loadgen_window_stale_reads",
+                         "Reads that missed the session's own write (read_backup)")
+        self.windows = Counter("loadgen_windows", "Windows run", [*WINDOW_LABELS, "valid"],
+                               registry=r)
+        self.transactions = Counter("loadgen_transactions", "Transactions run", WINDOW_LABELS,
+                                    registry=r)
+        self.pair_ratio = pair("loadgen_pair_tps_ratio",
+                               "variant/baseline throughput of the last valid pair")
+        self.pair_overhead = pair("loadgen_pair_overhead_ratio",
+                                  "1 - variant/baseline throughput of the last valid pair")
+        self.pair_seq = pair("loadgen_pair_seq", "Round number of the last valid pair")
+        self.overhead = pair("loadgen_overhead_ratio", "Mean paired overhead (1 - ratio)")
+        self.overhead_lo = pair("loadgen_overhead_ratio_lower", "95% interval, lower bound")
+        self.overhead_hi = pair("loadgen_overhead_ratio_upper", "95% interval, upper bound")
+        self.lat = pair("loadgen_latency_ratio", "Mean paired p95 latency ratio")
+        self.lat_lo = pair("loadgen_latency_ratio_lower", "95% interval, lower bound")
+        self.lat_hi = pair("loadgen_latency_ratio_upper", "95% interval, upper bound")
+        self.mde = pair("loadgen_overhead_min_detectable_ratio",
+                        "Smallest overhead change detectable at the current noise")
+        self.npairs = pair("loadgen_overhead_pairs", "Valid pairs behind the estimate")
+        self.cpu = Counter("loadgen_cpu_seconds", "CPU used by the loadgen and sysbench",
+                           EXPERIMENT_LABELS, registry=r)
+        self.cores = per_exp("loadgen_cpu_cores", "Cores used by sysbench in the last window")
+        self.saturated = per_exp("loadgen_saturated",
+                                 "1 when the load generator, not the cluster, is the bottleneck")
+        self.verified = per_exp("loadgen_rows_verified",
+                                "1 if the row counts matched after the last check, 0 if not")
         self.info = g("loadgen_info", "The running experiment",
                       ["experiment", "cluster", "engine", "target", "version"])
         self.version = __version__
@@ -89,7 +98,7 @@ class Metrics:
             if math.isnan(value):
                 # No figure yet: drop the series instead of exporting NaN.
                 try:
-                    gauge.remove(*[labels[k] for k in P])
+                    gauge.remove(*[labels[k] for k in PAIR_LABELS])
                 except KeyError:
                     pass
             else:

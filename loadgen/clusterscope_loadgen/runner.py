@@ -2,29 +2,31 @@
 
 Rounds run every variant once, in the configured order on odd rounds and reversed on even
 ones (A B, B A, ...), so drift shared by a variant and its baseline cancels in the pair.
-A window is valid only if sysbench finished cleanly with no errors or reconnects and the
-health snapshots before and after it show no cluster event; invalid windows are exported
-and listed but never enter a throughput figure or a pair.
+A window is valid only if sysbench finished cleanly and the health snapshots before and
+after it show no cluster event (window.judge); invalid windows are exported and listed but
+never enter a throughput figure or a pair.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import resource
 import signal
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
 
 import pymysql
 
-from clusterscope_loadgen import ddl, stats, sysbench
+from clusterscope_loadgen import ddl, stats, sysbench, window
 from clusterscope_loadgen.config import Experiment, Variant
 from clusterscope_loadgen.metrics import Metrics
+from clusterscope_loadgen.results import RowBook, WindowResult
 from clusterscope_loadgen.sysbench import Endpoint
-from clusterscope_loadgen.target import Target, TargetError, compare, connect, galera_peers
+from clusterscope_loadgen.target import Target, TargetError, connect, connection, galera_peers
 from clusterscope_loadgen.target import health as node_health
 from clusterscope_loadgen.target import identity as node_identity
 
@@ -39,48 +41,6 @@ class RunError(RuntimeError):
 
 class Stop(Exception):  # noqa: N818 - a control-flow signal, not an error
     """SIGTERM/SIGINT: finish up (summary, verification) and exit."""
-
-
-@dataclass
-class WindowResult:
-    experiment: str
-    variant: str
-    seq: int
-    start: float
-    end: float
-    threads: int
-    tps: float = 0.0
-    qps: float = 0.0
-    throughput: float = 0.0  # rows (or events) per second
-    latency: dict[float, float] = field(default_factory=dict)
-    transactions: int = 0
-    errors: int = 0
-    reconnects: int = 0
-    stale: int = 0
-    committed: int = 0
-    cpu_cores: float = 0.0
-    saturated: bool = False
-    valid: bool = True
-    reasons: list[str] = field(default_factory=list)
-    warmup: bool = False
-
-    @property
-    def p95(self) -> float:
-        return self.latency.get(0.95, 0.0)
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["latency"] = {str(k): v for k, v in self.latency.items()}
-        return d
-
-
-@dataclass
-class RowBook:
-    """Rows a written table should hold: [low, high]; the gap is ambiguous commits."""
-
-    low: int
-    high: int
-    rebase: str = ""  # why the book had to be re-read from the table, if it did
 
 
 class Runner:
@@ -105,9 +65,7 @@ class Runner:
         self.stopped = False
         self.galera = engine == "galera"
         try:
-            self.tables = ddl.tables_for(exp.kind, engine, **(
-                {"ndb_partition_balance": exp.ndb_partition_balance}
-                if exp.kind == "partitioning" else {}))
+            self.tables = exp.tables(engine)
         except ddl.DDLError as exc:
             raise RunError(f"experiment {exp.name}: {exc}") from exc
         if engine == "ndb":
@@ -118,13 +76,6 @@ class Runner:
         self.peers = [t.endpoint for t in targets[1:]]
         if any(v.needs_peer for v in variants) and not self.peers and self.galera:
             self.peers = galera_peers(self.primary)
-            if not self.peers:  # AUTO addresses: a lab target knows its lab's other nodes
-                from clusterscope_loadgen.lab_service import lab_peer_configs
-                self.peers = [Target.from_cnf(c).endpoint
-                              for c in lab_peer_configs(self.primary.path)][:1]
-                if self.peers:
-                    out(f"loadgen: second node {self.peers[0].host}:{self.peers[0].port}"
-                        " (from the lab the target belongs to)")
         dropped = [v.name for v in variants if v.needs_peer and not self.peers]
         if dropped:
             if self.galera:
@@ -150,25 +101,26 @@ class Runner:
         self.ids: dict[Endpoint, str] = {}
 
     # -- setup -------------------------------------------------------------------------
-    def _conn(self, node: Endpoint | None = None, database: str | None = None
-              ) -> pymysql.connections.Connection:
+    @contextlib.contextmanager
+    def _connection(self, node: Endpoint | None = None, database: str | None = None
+                    ) -> Iterator[pymysql.connections.Connection]:
         try:
-            return connect(self.primary, node, database)
+            conn = connect(self.primary, node, database)
         except pymysql.MySQLError as exc:
             where = node or self.primary.endpoint
             raise RunError(f"experiment {self.exp.name}: cannot connect to "
                            f"{where.host}:{where.port}: {exc}") from exc
+        try:
+            yield conn
+        finally:
+            conn.close()
 
     def _cluster_name(self) -> str:
         if not self.galera:
             return "none"
-        conn = self._conn()
-        try:
-            with conn.cursor() as cur:
-                cur.execute("SELECT @@wsrep_cluster_name")
-                return str(cur.fetchone()[0])
-        finally:
-            conn.close()
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.execute("SELECT @@wsrep_cluster_name")
+            return str(cur.fetchone()[0])
 
     def labels(self, variant: str) -> dict[str, str]:
         return {**self.label_base, "variant": variant}
@@ -178,21 +130,17 @@ class Runner:
         needed = {v.table for v in self.variants}
         if self.exp.kind == "fk":
             needed |= {"users", "forum"}
-        conn = self._conn()
-        try:
-            with conn.cursor() as cur:
-                self._ddl(cur, f"CREATE DATABASE IF NOT EXISTS `{self.database}`", "database")
-                cur.execute(f"USE `{self.database}`")
-                for name, stmt in self.tables.items():  # dict order: parents first
-                    if name in needed:
-                        self._ddl(cur, stmt, name)
-                self._fill(cur)
-                for t in WRITTEN.get(self.exp.kind, ()):
-                    if t in needed:
-                        n = self._count(cur, t)
-                        self.books[t] = RowBook(n, n)
-        finally:
-            conn.close()
+        with self._connection() as conn, conn.cursor() as cur:
+            self._ddl(cur, f"CREATE DATABASE IF NOT EXISTS `{self.database}`", "database")
+            cur.execute(f"USE `{self.database}`")
+            for name, stmt in self.tables.items():  # dict order: parents first
+                if name in needed:
+                    self._ddl(cur, stmt, name)
+            self._fill(cur)
+            for t in WRITTEN.get(self.exp.kind, ()):
+                if t in needed:
+                    n = self._count(cur, t)
+                    self.books[t] = RowBook(n, n)
         for node in self.nodes:
             try:
                 self.ids[node] = node_identity(self.primary, node)
@@ -276,23 +224,11 @@ class Runner:
             res = sysbench.run(args, self.primary.password, timeout=seconds + 30)
         after = self._health()
         w.end = time.time()
-        w.reasons = compare(before, after)
-        if res.exit_code != 0:
-            w.reasons.append("sysbench failed: " + (res.fatal[0] if res.fatal else "?"))
-        if res.exit_code == 0 and res.transactions == 0:
-            w.reasons.append("no transaction completed in the window")
-        if res.errors:
-            w.reasons.append(f"{res.errors} SQL errors")
-        if res.reconnects:
-            w.reasons.append(f"{res.reconnects} reconnects")
         lua_counts = self.exp.kind in WRITTEN or self.exp.kind == "read_backup"
-        if res.exit_code == 0 and lua_counts and res.threads_reported < threads:
-            w.reasons.append(f"only {res.threads_reported}/{threads} threads reported")
+        w.reasons = window.judge(before, after, res, threads, lua_counts)
         w.valid = not w.reasons
-        w.tps, w.qps, w.latency = res.tps, res.qps, res.latency
+        w.run = res
         w.throughput = res.tps * v.rows_per_event
-        w.transactions, w.errors, w.reconnects = res.transactions, res.errors, res.reconnects
-        w.stale, w.committed = res.stale, res.committed
         if res.wall_seconds > 0:
             w.cpu_cores = res.cpu_seconds / res.wall_seconds
         w.saturated = w.cpu_cores >= SATURATION * min(threads, os.cpu_count() or 1)
@@ -327,44 +263,34 @@ class Runner:
         if not pending:
             return
         try:
-            conn = connect(self.primary, None, self.database)
-        except pymysql.MySQLError:
-            return  # the target is down: try again before the next window
-        try:
-            with conn.cursor() as cur:
+            with connection(self.primary, None, self.database) as conn, conn.cursor() as cur:
                 for table in pending:
                     n = self._count(cur, table)
                     self.rebased.setdefault(table, []).append(self.books[table].rebase)
                     self.books[table] = RowBook(n, n)
         except pymysql.MySQLError:
-            pass
-        finally:
-            conn.close()
+            pass  # the target is down: try again before the next window
 
     def verify(self) -> list[dict]:
         """Compare every written table's row count with the book; re-read broken books."""
         if not self.books:
             return []
         out = []
-        conn = self._conn(database=self.database)
-        try:
-            with conn.cursor() as cur:
-                for table, book in self.books.items():
-                    found = self._count(cur, table)
-                    if book.rebase:
-                        rec = {"table": table, "ok": None, "found": found,
-                               "note": "not verifiable, re-read: " + book.rebase}
-                        self.books[table] = RowBook(found, found)
-                    else:
-                        rec = {"table": table, "ok": book.low <= found <= book.high,
-                               "found": found, "expected_low": book.low,
-                               "expected_high": book.high}
-                        if table in self.rebased:
-                            rec["note"] = ("counted since the last re-read; re-read after: "
-                                           + "; ".join(self.rebased[table]))
-                    out.append(rec)
-        finally:
-            conn.close()
+        with self._connection(database=self.database) as conn, conn.cursor() as cur:
+            for table, book in self.books.items():
+                found = self._count(cur, table)
+                if book.rebase:
+                    rec = {"table": table, "ok": None, "found": found,
+                           "note": "not verifiable, re-read: " + book.rebase}
+                    self.books[table] = RowBook(found, found)
+                else:
+                    rec = {"table": table, "ok": book.low <= found <= book.high,
+                           "found": found, "expected_low": book.low,
+                           "expected_high": book.high}
+                    if table in self.rebased:
+                        rec["note"] = ("counted since the last re-read; re-read after: "
+                                       + "; ".join(self.rebased[table]))
+                out.append(rec)
         self.verifications.extend(out)
         if self.metrics:
             bad = [r for r in out if r["ok"] is False]
@@ -375,14 +301,10 @@ class Runner:
         if not self.books or max(b.high for b in self.books.values()) < self.exp.max_rows:
             return
         self.verify()
-        conn = self._conn(database=self.database)
-        try:
-            with conn.cursor() as cur:
-                for table in self.books:
-                    cur.execute(f"TRUNCATE TABLE `{table}`")
-                    self.books[table] = RowBook(0, 0)
-        finally:
-            conn.close()
+        with self._connection(database=self.database) as conn, conn.cursor() as cur:
+            for table in self.books:
+                cur.execute(f"TRUNCATE TABLE `{table}`")
+                self.books[table] = RowBook(0, 0)
 
     # -- the run -----------------------------------------------------------------------
     def update_estimates(self) -> dict[str, dict]:

@@ -1,5 +1,9 @@
 """Overheads from paired windows: mean, 95% t interval, smallest detectable change.
 
+The t quantile comes from the regularised incomplete beta function (Numerical Recipes'
+continued fraction) inverted by bisection: exact enough for 95% intervals, no scipy. The
+toolkit's comparisons (`clusterscope.stats`) use the same function.
+
 A pair is a variant's window and its baseline's window from the same round (same sequence
 number), both valid. Per pair the overhead is 1 - variant/baseline throughput; pairing
 cancels drift that both windows share, and the t interval is over the per-pair values.
@@ -12,7 +16,58 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from statistics import fmean, stdev
 
-from clusterscope.stats import t_quantile
+
+def _betacf(a: float, b: float, x: float) -> float:
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
+        c = 1.0 + aa / c if abs(c) > 1e-300 else 1e300
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
+        c = 1.0 + aa / c if abs(c) > 1e-300 else 1e300
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-12:
+            break
+    return h
+
+
+def _betai(a: float, b: float, x: float) -> float:
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    front = math.exp(lbeta + a * math.log(x) + b * math.log(1.0 - x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    x = df / (df + t * t)
+    tail = 0.5 * _betai(df / 2.0, 0.5, x)
+    return 1.0 - tail if t >= 0 else tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The t value with cdf(t) = p (0 < p < 1)."""
+    lo, hi = -1e3, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
 
 
 @dataclass(frozen=True)
@@ -40,7 +95,7 @@ def paired(values: list[float], confidence: float = 0.95, power: float = 0.80) -
 
 @dataclass(frozen=True)
 class Window:
-    """What the statistics need of a window (runner.WindowResult satisfies it)."""
+    """What the statistics need of a window (results.WindowResult satisfies it)."""
 
     variant: str
     seq: int

@@ -1,14 +1,16 @@
 """The target: a `[client]` option file, the nodes it leads to, and their health.
 
 Health snapshots taken before and after every window decide whether the window saw a
-cluster event (node down, restart, Galera membership change, node not Synced).
+cluster event (node down, restart, Galera membership change, node not Synced): see window.py.
 """
 
 from __future__ import annotations
 
 import configparser
+import contextlib
 import stat
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,6 +71,17 @@ def connect(t: Target, node: Endpoint | None = None, database: str | None = None
                            connect_timeout=timeout, read_timeout=30, write_timeout=30)
 
 
+@contextlib.contextmanager
+def connection(t: Target, node: Endpoint | None = None, database: str | None = None,
+               timeout: float = 5.0) -> Iterator[pymysql.connections.Connection]:
+    """A connection that is closed however the block ends."""
+    conn = connect(t, node, database, timeout)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
 def status(conn: pymysql.connections.Connection, like: str) -> dict[str, str]:
     with conn.cursor() as cur:
         cur.execute("SHOW GLOBAL STATUS LIKE %s", (like,))
@@ -102,13 +115,9 @@ def galera_peers(t: Target) -> list[Endpoint]:
 
 def identity(t: Target, node: Endpoint) -> str:
     """What cs_common.lua's identity() returns for a connection to this node."""
-    conn = connect(t, node)
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT CONCAT(@@hostname, ':', @@port, ':', @@wsrep_node_name)")
-            return str(cur.fetchone()[0])
-    finally:
-        conn.close()
+    with connection(t, node) as conn, conn.cursor() as cur:
+        cur.execute("SELECT CONCAT(@@hostname, ':', @@port, ':', @@wsrep_node_name)")
+        return str(cur.fetchone()[0])
 
 
 @dataclass
@@ -139,24 +148,3 @@ def health(t: Target, node: Endpoint, galera: bool) -> Health:
         return Health(node, False, error=str(exc))
     finally:
         conn.close()
-
-
-def compare(before: list[Health], after: list[Health]) -> list[str]:
-    """Reasons a window between two snapshots is not a clean measurement (empty: clean)."""
-    reasons = []
-    for b, a in zip(before, after, strict=True):
-        name = f"{b.node.host}:{b.node.port}"
-        if not b.reachable or not a.reachable:
-            reasons.append(f"node {name} unreachable")
-            continue
-        if a.uptime < b.uptime:
-            reasons.append(f"node {name} restarted")
-        if b.conf_id != a.conf_id:
-            reasons.append(f"cluster membership changed (seen from {name})")
-        for h in (b, a):
-            if h.state is not None and h.state != "Synced":
-                reasons.append(f"node {name} not Synced ({h.state})")
-                break
-    return reasons
-
-

@@ -1,6 +1,6 @@
 """A local Alertmanager webhook receiver: every notification becomes one JSON line.
 
-`python -m clusterscope.monitoring_webhook --listen 127.0.0.1:PORT --out FILE`. Each line is
+`python -m clusterscope.lab.webhook --listen 127.0.0.1:PORT --out FILE`. Each line is
 the notification Alertmanager posted plus `received_at` (unix seconds), appended and flushed
 before the HTTP answer, so a test or the demo reading the file sees everything acknowledged.
 """

@@ -1,4 +1,4 @@
-"""`python -m clusterscope.dockerfile_lint [FILE...]`: lint the repository's Dockerfiles.
+"""`clusterscope deploy lint-dockerfiles [FILE...]`: lint the repository's Dockerfiles.
 
 Parsed by BuildKit's own Dockerfile parser (the `dockerfile` package wraps it), so a file
 Docker would reject fails here too. Then the rules the images promise: every base image
@@ -8,6 +8,7 @@ final stage, apt lists cleaned in the same layer, no secrets in ENV/ARG, a HEALT
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import dockerfile
 
-from clusterscope.monitoring_rules import REPO
+from clusterscope.paths import REPO
 
 DOCKERFILES = [REPO / "exporters" / "Dockerfile", REPO / "loadgen" / "Dockerfile"]
 BUILD_TOOLS = re.compile(r"(^|\s)(gcc|g\+\+|clang|make|build-essential|cmake|[\w.+-]+-dev)(=\S+)?"
@@ -88,15 +89,11 @@ def lint(path: Path) -> list[Problem]:
     return problems
 
 
-def main(argv: list[str] | None = None) -> int:
-    paths = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or DOCKERFILES
-    problems = [p for path in paths for p in lint(path)]
+def cmd(args: argparse.Namespace) -> int:
+    files = [Path(a) for a in args.files] or DOCKERFILES
+    problems = [p for path in files for p in lint(path)]
     for p in problems:
         print(f"dockerfile_lint: {p}", file=sys.stderr)
     if not problems:
-        print(f"dockerfile_lint: {len(paths)} Dockerfiles ok")
+        print(f"dockerfile_lint: {len(files)} Dockerfiles ok")
     return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

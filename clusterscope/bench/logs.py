@@ -15,11 +15,12 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from clusterscope.clients.loki import Loki
 from clusterscope.lab import logs
 from clusterscope.lab.core import Lab, Service
-from clusterscope.lokiclient import Loki
+from clusterscope.paths import REPO
 
-FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "galera" / \
+FIXTURE = REPO / "tests" / "fixtures" / "galera" / \
     "restart-node3-ist-recover1-down20.log"
 LINES = 40000
 

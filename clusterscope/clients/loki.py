@@ -26,15 +26,6 @@ class Loki:
         self.url = url.rstrip("/")
         self.timeout = timeout
 
-    @classmethod
-    def from_lab(cls, lab_dir=None) -> Loki:
-        from clusterscope.lab.core import Lab, lab_dir_from_env
-        lab = Lab(lab_dir_from_env(lab_dir))
-        svc = lab.service("loki")
-        if svc is None:
-            raise LokiError(f"no Loki in the lab {lab.root}; `clusterscope lab up --monitoring`")
-        return cls(f"http://127.0.0.1:{svc.port}")
-
     def _get(self, path: str, params: dict) -> dict:
         url = f"{self.url}{path}?{urllib.parse.urlencode(params)}"
         try:

@@ -14,6 +14,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from clusterscope_loadgen import config, stats, sysbench
+from clusterscope_loadgen.metrics import Metrics
+from clusterscope_loadgen.runner import Runner
+from clusterscope_loadgen.target import Target
+
+from clusterscope.lab import mariadb
+from clusterscope.lab.core import Lab
+
 WINDOW = 5.0
 PAIRS = 3
 
@@ -25,13 +33,6 @@ def _free_port() -> int:
 
 
 def run() -> dict:
-    from clusterscope.lab import mariadb
-    from clusterscope.lab.core import Lab
-    from clusterscope_loadgen import config, stats, sysbench
-    from clusterscope_loadgen.metrics import Metrics
-    from clusterscope_loadgen.runner import Runner
-    from clusterscope_loadgen.target import Target
-
     root = Path(tempfile.mkdtemp(prefix="cs-loadgen-bench-"))
     root.chmod(0o755)
     lab = Lab(root, port_base=40000)

@@ -10,8 +10,11 @@ import sys
 import time
 from datetime import datetime
 
-from clusterscope import log_formats, logql
-from clusterscope.lokiclient import Loki, LokiError
+from clusterscope.clients.loki import Loki, LokiError
+from clusterscope.lab.logs import loki_client
+from clusterscope.logs import formats as log_formats
+from clusterscope.logs import logql
+from clusterscope.logs.pipeline import pipeline_stages
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 
@@ -30,7 +33,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     lsub = p.add_subparsers(dest="logs_cmd", required=True)
 
     q = lsub.add_parser("query", help="run a LogQL log query (or a named one from logql.py)")
-    q.add_argument("expr", help="LogQL, or the name of a query in clusterscope/logql.py")
+    q.add_argument("expr", help="LogQL, or the name of a query in clusterscope/logs/logql.py")
     q.add_argument("--since", type=parse_duration, default=3600.0, help="default 1h")
     q.add_argument("--limit", type=int, default=200)
     q.add_argument("--cluster", default=".+", help="fills $cluster (regex)")
@@ -59,7 +62,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 
 
 def _loki(args: argparse.Namespace) -> Loki:
-    return Loki(args.loki_url) if args.loki_url else Loki.from_lab(args.lab_dir)
+    return Loki(args.loki_url) if args.loki_url else loki_client(args.lab_dir)
 
 
 def _fmt_ts(ts_ns: int) -> str:
@@ -120,7 +123,6 @@ def cmd_logql(args: argparse.Namespace) -> int:
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
-    from clusterscope.lab.logs import pipeline_stages
     print(json.dumps({"formats": log_formats.FORMATS, "levels": log_formats.LEVELS,
                       "component_formats": log_formats.COMPONENT_FORMATS,
                       "multiline_firstline": log_formats.MULTILINE_FIRSTLINE,

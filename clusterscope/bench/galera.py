@@ -7,11 +7,12 @@ on a shared machine whose absolute speed varies.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from galera_tracker.parser import NodeParser, Recovery
 
-FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "galera"
+from clusterscope.paths import REPO
+
+FIXTURES = REPO / "tests" / "fixtures" / "galera"
 
 
 def run() -> dict:

@@ -5,7 +5,7 @@ median completed restart and each experiment variant's mean overhead - and write
 of each, labelled `pin=NAME`. The rules read them with `last_over_time(...[400d])`, so a
 single sample keeps serving as the baseline after a configuration change
 (ExperimentOverheadChanged, `cluster_node:ndb_restart_total_seconds:ratio_to_pinned`).
-Meant to be called by `clusterscope baseline pin --name NAME`.
+Called by `clusterscope baseline pin NAME`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 
-from clusterscope.vmclient import VM
+from clusterscope.clients.vm import VM
 
 SOURCES = {
     # pinned series <- the recorded series that is the baseline now, and the labels it keeps

@@ -1,7 +1,7 @@
 # ruff: noqa: E501  (PromQL and runbook text read better unbroken)
-"""Runbook text per alert (Meaning, Impact, Diagnosis, Mitigation); `rulegen` writes the pages.
+"""Runbook text per alert (Meaning, Impact, Diagnosis, Mitigation); `clusterscope rules generate` writes the pages.
 
-Kept next to the rules so an alert without a page fails `rulegen --check` and the tests.
+Kept next to the rules so an alert without a page fails `clusterscope rules check` and the tests.
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ RUNBOOKS: dict[str, dict[str, str]] = {
 def page(name: str, expr: str, severity: str) -> str:
     rb = RUNBOOKS[name]
     return (f"# {name}\n\nSeverity: `{severity}`. Generated from"
-            " `clusterscope/monitoring_runbooks.py` by `python -m clusterscope.rulegen`.\n\n"
+            " `clusterscope/rules/runbooks.py` by `clusterscope rules generate`.\n\n"
             f"## Meaning\n\n{rb['meaning']}\n\nExpression:\n\n```promql\n{expr}\n```\n\n"
             f"## Impact\n\n{rb['impact']}\n\n## Diagnosis\n\n{rb['diagnosis']}\n\n"
             f"## Mitigation\n\n{rb['mitigation']}\n")

@@ -16,11 +16,15 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ndbinfo_exporter import mycnf, synthetic
+from ndbinfo_exporter import mycnf
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
 from ndbinfo_exporter.scrape import Scraper
 from ndbinfo_exporter.state import ExporterState, RestartLedger
+
+from clusterscope.bench import synthetic
+from clusterscope.lab import mariadb
+from clusterscope.lab.core import Lab, wait_for_port
 
 SHAPES = [(2, 4), (8, 8), (48, 16)]
 SCRAPES = 7
@@ -51,8 +55,6 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def run() -> dict:
-    from clusterscope.lab import mariadb
-    from clusterscope.lab.core import Lab, wait_for_port
 
     root = Path(tempfile.mkdtemp(prefix="cs-exporter-bench-"))
     root.chmod(0o755)

@@ -1,7 +1,8 @@
 """The main job, `clusterscope demo --short`, run to the end in the session's lab.
 
-Named to run last: it reuses the lab the other tests brought up (as `make demo` reuses a lab
-that is already up) and plays the whole scenario through the real CLI. What a user reads in
+Marked `demo`, which conftest orders last: it reuses the lab the other tests brought up (as
+`make demo` reuses a lab that is already up) and plays the whole scenario through the real
+CLI. What a user reads in
 its output is what is asserted: the FK overhead with its interval, the restart regression
 alert that reached the webhook, the SIMULATED mark, and a report that exists.
 """
@@ -16,9 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from helpers import REPO
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.demo]
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from pathlib import Path
 
 
 class VMError(RuntimeError):
@@ -20,18 +19,8 @@ class VM:
         self.url = url.rstrip("/")
         self.timeout = timeout
 
-    @classmethod
-    def from_lab(cls, lab_dir: str | Path | None = None) -> VM:
-        from clusterscope.lab.core import Lab, lab_dir_from_env
-
-        lab = Lab(lab_dir_from_env(lab_dir))
-        svc = lab.service("victoria-metrics")
-        if svc is None or svc.port is None:
-            raise VMError(f"no victoria-metrics in the lab at {lab.root}: run"
-                          " `clusterscope lab up --monitoring`")
-        return cls(f"http://{svc.host}:{svc.port}")
-
-    def _get(self, path: str, params: dict | list) -> dict:
+    def _post(self, path: str, params: dict | list) -> dict:
+        # POST: long PromQL (the dashboards' and rules') would overflow a GET URL
         data = urllib.parse.urlencode(params).encode()
         req = urllib.request.Request(f"{self.url}{path}", data=data, method="POST")
         try:
@@ -49,11 +38,11 @@ class VM:
         params = {"query": expr}
         if time_ is not None:
             params["time"] = f"{time_:.3f}"
-        return self._get("/api/v1/query", params)["result"]
+        return self._post("/api/v1/query", params)["result"]
 
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict]:
         params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step}s"}
-        return self._get("/api/v1/query_range", params)["result"]
+        return self._post("/api/v1/query_range", params)["result"]
 
     def series(self, match: str, start: float | None = None, end: float | None = None
                ) -> list[dict]:
@@ -62,7 +51,18 @@ class VM:
             params.append(("start", f"{start:.3f}"))
         if end is not None:
             params.append(("end", f"{end:.3f}"))
-        return self._get("/api/v1/series", params)
+        return self._post("/api/v1/series", params)
+
+    def label_values(self, label: str, match: str | None = None, start: float | None = None,
+                     end: float | None = None) -> list[str]:
+        params: list[tuple[str, str]] = []
+        if start is not None:
+            params.append(("start", f"{start:.0f}"))
+        if end is not None:
+            params.append(("end", f"{end:.0f}"))
+        if match:
+            params.append(("match[]", match))
+        return self._post(f"/api/v1/label/{label}/values", params)
 
     def import_prometheus(self, text: str) -> None:
         """Write samples in the Prometheus text format (lines may carry a ms timestamp)."""
@@ -99,6 +99,3 @@ class VM:
         raise VMError(f"{expr!r} did not give the expected result within {timeout:.0f} s;"
                       f" last: {result!r:.500}")
 
-
-def scalar_values(result: list[dict]) -> list[float]:
-    return [float(r["value"][1]) for r in result]

@@ -1,12 +1,47 @@
-"""`clusterscope loadgen start|stop`: the loadgen as a lab service monitoring scrapes."""
+"""`clusterscope loadgen ...`: the loadgen product's commands plus the lab's own.
+
+The product (`clusterscope_loadgen`) knows nothing of the lab. Here its parser is embedded,
+`start`/`stop` run it as a lab service that monitoring scrapes, and `run`/`cycle` on a lab
+client config get the lab's second Galera node as a second `--target` (the lab's nodes
+report `wsrep_incoming_addresses` as AUTO, so the product cannot discover it).
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from clusterscope_loadgen import cli as product
+from clusterscope_loadgen import config
+
+from clusterscope.lab.core import Lab, LabError, lab_dir_from_env, pid_alive
+from clusterscope.lab.parts import lab_changed
+
 LAB_CLUSTER = "lab-galera"
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    lsub = product.add_arguments(sub)
+    for name in ("run", "cycle"):
+        parser = lsub.choices[name]
+        parser.set_defaults(func=_with_lab_peer(parser.get_default("func")))
+    add_commands(lsub)
+
+
+def _with_lab_peer(func: Callable[[argparse.Namespace], int]) -> Callable:
+    @functools.wraps(func)
+    def run(args: argparse.Namespace) -> int:
+        if len(args.target) == 1:
+            peers = lab_peer_configs(Path(args.target[0]))[:1]
+            if peers:
+                print(f"loadgen: second node from the lab the target belongs to: {peers[0]}",
+                      flush=True)
+                args.target = [*args.target, str(peers[0])]
+        return func(args)
+    return run
 
 
 def add_commands(lsub: argparse._SubParsersAction) -> None:
@@ -26,7 +61,6 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    from clusterscope.lab.core import Lab, LabError, lab_dir_from_env, pid_alive
     lab = Lab(lab_dir_from_env())
     name = f"loadgen-{args.experiment}"
     node = lab.service(args.node)
@@ -34,7 +68,6 @@ def cmd_start(args: argparse.Namespace) -> int:
         print(f"loadgen: no lab service {args.node} with a client config (is the lab up?"
               " `clusterscope lab up --galera`)", file=sys.stderr)
         return 2
-    from clusterscope_loadgen import config
     try:
         config.experiment(args.experiment, args.config)
     except config.ConfigError as exc:
@@ -51,7 +84,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         print("loadgen: all 10 loadgen ports are taken; stop one first", file=sys.stderr)
         return 2
     engine = "galera" if node.part == "galera" else "innodb"
-    argv = [sys.executable, "-m", "clusterscope.cli", "loadgen", "run",
+    argv = [sys.executable, "-m", "clusterscope_loadgen", "run",
             "--experiment", args.experiment, "--target", node.client_config,
             "--engine", engine, "--metrics-port", str(port),
             "--cluster", LAB_CLUSTER if engine == "galera" else node.part]
@@ -83,23 +116,15 @@ def cmd_start(args: argparse.Namespace) -> int:
     return 0
 
 
-def _lab_changed(lab: object) -> None:
-    """Let up parts (monitoring) refresh what they scrape."""
-    from clusterscope.lab.parts import load_parts
-    parts = load_parts()
-    for part in lab.parts_up():  # type: ignore[attr-defined]
-        hook = getattr(parts.get(part), "after_lab_change", None)
-        if hook:
-            try:
-                hook(lab)
-            except Exception as exc:  # noqa: BLE001 - the loadgen runs either way
-                print(f"loadgen: {part} did not take the change: {exc}", file=sys.stderr)
+def _lab_changed(lab: Lab) -> None:
+    """Let up parts (monitoring) refresh what they scrape; the loadgen runs either way."""
+    for problem in lab_changed(lab):
+        print(f"loadgen: {problem}", file=sys.stderr)
 
 
 def lab_peer_configs(cnf: Path) -> list[Path]:
     """Client configs of the other running Galera nodes of the lab a target config belongs
     to (`<lab>/clients/galera-nodeN.cnf`), for when wsrep_incoming_addresses says AUTO."""
-    from clusterscope.lab.core import Lab, pid_alive
     root = cnf.resolve().parent.parent
     if not (root / "state.json").is_file():
         return []
@@ -110,7 +135,6 @@ def lab_peer_configs(cnf: Path) -> list[Path]:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    from clusterscope.lab.core import Lab, LabError, lab_dir_from_env
     lab = Lab(lab_dir_from_env())
     names = [s.name for s in lab.services("loadgen")
              if not args.experiment or s.name == f"loadgen-{args.experiment}"]

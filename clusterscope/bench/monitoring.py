@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from clusterscope.stats import mean_interval
+from clusterscope.stats import paired
 
 WINDOW_SECONDS = int(os.environ.get("CLUSTERSCOPE_BENCH_MONITORING_WINDOW", "10"))
 PAIRS = int(os.environ.get("CLUSTERSCOPE_BENCH_MONITORING_PAIRS", "6"))
@@ -81,7 +81,8 @@ def run() -> dict:
             on_tps.append(got["on"])
             off_tps.append(got["off"])
             ratios.append(got["on"] / got["off"])
-        mean, lo, hi = mean_interval(ratios)
+        est = paired(ratios)
+        mean, lo, hi = est.mean, est.low, est.high
         return {"pairs": PAIRS, "window_seconds": WINDOW_SECONDS,
                 "tps_scraped_mean": round(sum(on_tps) / PAIRS, 1),
                 "tps_unscraped_mean": round(sum(off_tps) / PAIRS, 1),

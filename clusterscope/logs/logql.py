@@ -3,7 +3,7 @@
 Plain data (strings and dicts) so the dashboards generator, the Compose deployment and the
 `clusterscope logs` CLI all use the same queries. Queries carry Grafana variables
 (`$cluster`, `$node` as regex matchers, `$__auto` as the range); `render()` fills them for
-use outside Grafana. Labels: see clusterscope/log_formats.py.
+use outside Grafana. Labels: see clusterscope/logs/formats.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Synthetic ndbinfo tables of any cluster shape, for the benchmark and the tests.
 
-Not the lab simulator (that is clusterscope.lab.ndb): plain MariaDB tables named like the
+Not the lab simulator (that is clusterscope.ndbsim): plain MariaDB tables named like the
 ndbinfo views, with their column names and types, filled with made-up but plausible rows so
 the exporter's queries can be measured at the size of a 48-node cluster. Everything here is
 simulated.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndbinfo_exporter import schema
+from clusterscope.ndbsim import ddl
 
 PROFILE = "8.0"
 READ = ("nodes", "processes", "config_nodes", "threads", "cpustat", "threadstat",
@@ -19,7 +19,7 @@ READ = ("nodes", "processes", "config_nodes", "threads", "cpustat", "threadstat"
         "table_fragments", "table_replicas")
 # view -> [(column, SQL type)] as the view shows them, from the shared descriptions
 VIEWS: dict[str, list[tuple[str, str]]] = {
-    v: [(c, t) for c, t, _ in schema.expected_columns(PROFILE)[v]] for v in READ}
+    v: [(c, t) for c, t, _ in ddl.expected_columns(PROFILE)[v]] for v in READ}
 
 OTHER_THREADS = ["main", "rep", "recv", "tc", "tc", "send"]  # 6 non-LDM block threads
 COUNTERS = {"DBTC": [(1, "ATTRINFO"), (2, "TRANSACTIONS"), (3, "COMMITS"), (4, "READS"),

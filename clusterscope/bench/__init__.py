@@ -7,20 +7,22 @@ that other work shares, so they are reported, compared within one run, and never
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
+from collections.abc import Callable
 
-# name -> "module:function"; the function takes no arguments and returns a dict of figures
-# (at least one key containing "ratio"). Each part adds its own line.
-BENCHMARKS: dict[str, str] = {
-    "loadgen": "clusterscope_loadgen.bench:run",
-    "galera": "galera_tracker.bench:run",
-    "exporter": "ndbinfo_exporter.benchmark:run",
-    "ndbsim": "clusterscope.ndbsim.bench:run",
-    "logs": "clusterscope.logs_bench:run",
-    "monitoring": "clusterscope.monitoring_bench:run",
+from clusterscope.bench import exporter, galera, loadgen, logs, monitoring, ndbsim
+
+# name -> a function of no arguments returning a dict of figures (at least one key
+# containing "ratio").
+BENCHMARKS: dict[str, Callable[[], dict]] = {
+    "loadgen": loadgen.run,
+    "galera": galera.run,
+    "exporter": exporter.run,
+    "ndbsim": ndbsim.run,
+    "logs": logs.run,
+    "monitoring": monitoring.run,
 }
 
 
@@ -40,11 +42,10 @@ def run(args: argparse.Namespace) -> int:
     results: dict[str, dict] = {}
     failed = False
     for name in args.names or list(BENCHMARKS):
-        module, func = BENCHMARKS[name].split(":")
         print(f"bench: {name} ...", flush=True)
         t0 = time.monotonic()
         try:
-            figures = getattr(importlib.import_module(module), func)()
+            figures = BENCHMARKS[name]()
         except Exception as exc:  # noqa: BLE001 - report and go on with the others
             failed = True
             figures = {"error": f"{type(exc).__name__}: {exc}"}

@@ -1,0 +1,45 @@
+"""PromQL fragments that rules, dashboards, `compare` and the report share.
+
+A fact about NDB (which restart states mean "completed") comes from the exporter's view
+catalogue; a choice (which CPU modes count as LDM load) comes from rules/config.yaml. Each
+is spelled here once, so a dashboard cannot disagree with the alert it explains.
+"""
+
+from __future__ import annotations
+
+from ndbinfo_exporter.schema import RESTART_COMPLETED, RESTART_NO_INFO
+
+from clusterscope.rules.config import shared
+
+
+def _sel(*matchers: str) -> str:
+    inner = ", ".join(m for m in matchers if m)
+    return f"{{{inner}}}" if inner else ""
+
+
+def restart_completed(status: str) -> str:
+    """`status` (an expression of restart_info.node_restart_status_int values) where the row
+    holds a completed restart."""
+    return " or ".join(f"{status} == {v}" for v in sorted(RESTART_COMPLETED))
+
+
+def restart_in_progress(status: str) -> str:
+    """`status` filtered to restarts under way (neither completed nor "no information")."""
+    return status + "".join(f" != {v}" for v in sorted(RESTART_COMPLETED | RESTART_NO_INFO))
+
+
+def thread_cpu_percent(*matchers: str, modes: str | None = None,
+                       avg_over: str | None = None) -> str:
+    """CPU percent of each block thread: the cpustat modes the config counts as load, summed
+    (each mode averaged over `avg_over` first, if given)."""
+    modes = modes or shared()["ndb"]["ldm_cpu_modes"]
+    series = "ndb_thread_cpu_percent" + _sel(*matchers, f'mode=~"{modes}"')
+    if avg_over:
+        series = f"avg_over_time({series}[{avg_over}])"
+    return f"sum without (mode) ({series})"
+
+
+def ldm_cpu_percent(*matchers: str, modes: str | None = None,
+                    avg_over: str | None = None) -> str:
+    """CPU percent of each LDM thread (`thread_cpu_percent` of the LDM threads)."""
+    return thread_cpu_percent(*matchers, 'thread_name="ldm"', modes=modes, avg_over=avg_over)

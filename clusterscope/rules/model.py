@@ -1,0 +1,40 @@
+"""What a rule file is made of: recording rules and alerts, grouped per component."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Aggregations drop the scrape's own labels, so an HA pair of exporters or a relabelled
+# job still gives one series per cluster and node.
+WITHOUT = "without (instance, job)"
+
+
+@dataclass
+class Alert:
+    name: str
+    expr: str
+    severity: str
+    summary: str
+    description: str
+    dashboard: str
+    for_: str | None = None
+    labels: dict = field(default_factory=dict)
+    per_node: bool = True  # its labels name one node (dashboard_url selects it)
+
+
+@dataclass
+class Group:
+    name: str
+    file: str
+    records: list[tuple[str, str]] = field(default_factory=list)
+    alerts: list[Alert] = field(default_factory=list)
+
+
+def fold(expr: str) -> str:
+    """One line of PromQL, as the rule files and runbooks show it."""
+    return " ".join(expr.split())
+
+
+def seconds(duration: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return int(duration[:-1]) * units[duration[-1]]

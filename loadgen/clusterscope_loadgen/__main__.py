@@ -1,0 +1,3 @@
+from clusterscope_loadgen.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""Is a window a clean measurement? The A/B method's one judgement, as a pure function.
+
+A window counts only if sysbench finished cleanly (exit 0, transactions done, no SQL error,
+no reconnect, every thread's commit count reported) and the health snapshots of the nodes
+it used, taken before and after, show no cluster event: a node unreachable or restarted,
+a Galera membership change, a node not Synced. Anything else would mix a cluster event
+into a throughput figure; such a window is exported and listed with its reasons instead.
+"""
+
+from __future__ import annotations
+
+from clusterscope_loadgen.sysbench import Result
+from clusterscope_loadgen.target import Health
+
+
+def cluster_events(before: list[Health], after: list[Health]) -> list[str]:
+    """What happened to the nodes between two snapshots (empty: nothing)."""
+    reasons = []
+    for b, a in zip(before, after, strict=True):
+        name = f"{b.node.host}:{b.node.port}"
+        if not b.reachable or not a.reachable:
+            reasons.append(f"node {name} unreachable")
+            continue
+        if a.uptime < b.uptime:
+            reasons.append(f"node {name} restarted")
+        if b.conf_id != a.conf_id:
+            reasons.append(f"cluster membership changed (seen from {name})")
+        for h in (b, a):
+            if h.state is not None and h.state != "Synced":
+                reasons.append(f"node {name} not Synced ({h.state})")
+                break
+    return reasons
+
+
+def judge(before: list[Health], after: list[Health], run: Result, threads: int,
+          lua_counts: bool) -> list[str]:
+    """Why the window is not a clean measurement; empty when it is.
+
+    `lua_counts`: the experiment's Lua scripts report each thread's commits (CSSTAT lines),
+    so a thread that did not report means the window's row accounting is incomplete.
+    """
+    reasons = cluster_events(before, after)
+    if run.exit_code != 0:
+        reasons.append("sysbench failed: " + (run.fatal[0] if run.fatal else "?"))
+    if run.exit_code == 0 and run.transactions == 0:
+        reasons.append("no transaction completed in the window")
+    if run.errors:
+        reasons.append(f"{run.errors} SQL errors")
+    if run.reconnects:
+        reasons.append(f"{run.reconnects} reconnects")
+    if run.exit_code == 0 and lua_counts and run.threads_reported < threads:
+        reasons.append(f"only {run.threads_reported}/{threads} threads reported")
+    return reasons

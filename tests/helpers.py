@@ -1,0 +1,72 @@
+"""What the tests share: the repository root, reading /metrics into samples, and waiting
+for a condition (never a fixed sleep)."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from prometheus_client.parser import text_string_to_metric_families
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"  # the steering repository's shared/, where it exists
+
+T = TypeVar("T")
+Key = tuple[str, tuple[tuple[str, str], ...]]
+
+
+class Samples(dict[Key, float]):
+    """(sample name, sorted labels) -> value, from an exposition or collected families."""
+
+    @classmethod
+    def of_families(cls, families: Iterable) -> Samples:
+        out = cls()
+        for fam in families:
+            for s in fam.samples:
+                out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+        return out
+
+    @classmethod
+    def of_text(cls, text: str) -> Samples:
+        return cls.of_families(text_string_to_metric_families(text))
+
+
+def scrape_text(port: int, path: str = "/metrics", timeout: float = 20.0) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
+        return r.read().decode()
+
+
+def scrape(port: int, path: str = "/metrics", timeout: float = 20.0) -> Samples:
+    return Samples.of_text(scrape_text(port, path, timeout))
+
+
+def val(ss: dict, name: str, **labels: object) -> float | None:
+    """The value of the sample with exactly these labels, or None."""
+    return ss.get((name, tuple(sorted((k, str(v)) for k, v in labels.items()))))
+
+
+def series(ss: dict, name: str) -> list[tuple[dict[str, str], float]]:
+    """Every sample of a name: (labels, value)."""
+    return [(dict(lbl), v) for (n, lbl), v in ss.items() if n == name]
+
+
+def eventually(probe: Callable[[], T], timeout: float, what: str,
+               interval: float = 0.5) -> T:
+    """Poll `probe` until it returns something truthy; that value. A probe that raises is
+    "not yet". At the deadline the assertion names `what` and the last answer."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while True:
+        try:
+            last = probe()
+        except Exception as exc:  # noqa: BLE001 - a probe failing is "not yet"
+            last = exc
+        else:
+            if last:
+                return last  # type: ignore[return-value]
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s (last: {last!r:.500})")
+        time.sleep(interval)
