@@ -24,10 +24,15 @@ end
 
 function thread_init()
    -- sysbench hands out hosts round-robin across all threads' connections, so open a few
-   -- and keep the ones on the wanted nodes.
+   -- and keep the ones on the wanted nodes. Threads that connect in lockstep would each see
+   -- the same host every time (thread A always even, B always odd): a random pause between
+   -- attempts breaks the lockstep.
    local conns = {}
    writer, reader = nil, nil
-   for _ = 1, 8 do
+   for attempt = 1, 32 do
+      if attempt > 1 then
+         for _ = 1, sysbench.rand.uniform(1, 200000) do end
+      end
       local c = cs.connect()
       table.insert(conns, {con = c, id = cs.identity(c)})
       if writer == nil then writer = pick(conns, sysbench.opt.writer) end
