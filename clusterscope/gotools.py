@@ -1,7 +1,9 @@
 """Go-built tools the lab and the tests need, built from the Go module proxy and cached.
 
-Loki and docker compose cannot be `go install`ed (replace/exclude directives), so the
-module source is downloaded, copied somewhere writable and built there.
+The lab runs the versions compose/ pins (VictoriaMetrics, vmagent, vmalert, Alertmanager,
+Loki), so the configs, rules and dashboards are proven on what users deploy. Loki and docker
+compose cannot be `go install`ed (replace/exclude directives), so every module's source is
+downloaded, copied somewhere writable and built there.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ class GoTool:
     version: str
     package: str  # the main package inside the module
     needs_loki_push: bool = False
+    # -X flags, {version} filled in: the version string the binary reports (as the
+    # upstream release build sets it)
+    ldflags: str = ""
 
     @property
     def path(self) -> Path:
@@ -35,6 +40,20 @@ class GoTool:
 
 
 LOKI_VERSION = "v3.5.7"
+VM_MODULE = "github.com/VictoriaMetrics/VictoriaMetrics"
+VM_VERSION = "v1.151.0"
+ALERTMANAGER_VERSION = "v0.28.1"
+
+
+def _vm_tool(app: str) -> GoTool:
+    # VictoriaMetrics' Makefile: -X lib/buildinfo.Version=<app>-<date>-<git describe>; the
+    # short version (what vm_app_version{short_version} and compose's tag say) is parsed
+    # from the `v1.x.y` in it.
+    return GoTool(app, VM_MODULE, VM_VERSION, f"./app/{app}",
+                  ldflags=f"-X {VM_MODULE}/lib/buildinfo.Version={app}-{{version}}"
+                          "-tags-{version}-0-g0000000")
+
+
 TOOLS: dict[str, GoTool] = {
     t.name: t
     for t in (
@@ -43,8 +62,16 @@ TOOLS: dict[str, GoTool] = {
         GoTool("promtail", "github.com/grafana/loki/v3", LOKI_VERSION,
                "./clients/cmd/promtail", True),
         GoTool("docker-compose", "github.com/docker/compose/v2", "v2.40.3", "./cmd"),
-        # the Alertmanager version compose/ pins: its amtool checks compose's config
-        GoTool("amtool", "github.com/prometheus/alertmanager", "v0.28.1", "./cmd/amtool"),
+        # the Alertmanager version compose/ pins: its amtool checks compose's config, and
+        # the lab runs the same Alertmanager
+        GoTool("amtool", "github.com/prometheus/alertmanager", ALERTMANAGER_VERSION,
+               "./cmd/amtool"),
+        GoTool("alertmanager", "github.com/prometheus/alertmanager", ALERTMANAGER_VERSION,
+               "./cmd/alertmanager",
+               ldflags="-X github.com/prometheus/common/version.Version={version_bare}"),
+        _vm_tool("victoria-metrics"),
+        _vm_tool("vmagent"),
+        _vm_tool("vmalert"),
     )
 }
 
@@ -105,7 +132,10 @@ def build(tool: GoTool) -> Path:
         if tool.needs_loki_push:
             _place_loki_push(src)
         partial = tool.path.with_suffix(".partial")
-        _go(["build", "-trimpath", "-o", str(partial), tool.package], cwd=src)
+        ldflags = tool.ldflags.format(version=tool.version,
+                                      version_bare=tool.version.removeprefix("v"))
+        _go(["build", "-trimpath", *(["-ldflags", ldflags] if ldflags else []), "-o",
+             str(partial), tool.package], cwd=src)
         partial.rename(tool.path)
     return tool.path
 
