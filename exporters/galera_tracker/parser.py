@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -35,7 +36,7 @@ _REQUESTING = re.compile(r"Requesting state transfer: success, donor: (\d+)")
 _TRANSFER_FROM = re.compile(r"\d+\.\d+ \(([^)]*)\): State transfer from \d+\.\d+ \(([^)]*)\)"
                             r" complete")
 _IST_UUID = re.compile(r"####### IST uuid:?\s*([0-9a-f-]{36}) f: (-?\d+)")
-_IST_PREPARED = re.compile(r"Prepared IST receiver(?: for (-?\d+)-(-?\d+))?")
+_IST_PREPARED = re.compile(r"Prepared IST receiver for (-?\d+)-(-?\d+)")
 _SCRIPT_DONE = re.compile(r"(\w[\w-]*) (SST|IST) completed on joiner")
 _SCRIPT_STARTED = re.compile(r"(\w[\w-]*) SST started on joiner")
 _SST_REQUEST = re.compile(r"Prepared SST request: (\w[\w-]*)\|")
@@ -103,6 +104,17 @@ class Recovery:
 
 
 @dataclass
+class Aborted:
+    """A recovery in progress that will never reach SYNCED (restart, fall back to OPEN)."""
+
+    ts: float
+    reason: str
+
+
+Event = StateChange | Recovery | Aborted
+
+
+@dataclass
 class _Window:
     start: float
     sst: bool = False
@@ -123,7 +135,6 @@ class NodeParser:
     pending_sst: bool | None = None  # SST/IST evidence seen before the JOINER shift
     pending_donor: str = ""
     selections: dict[str, str] = field(default_factory=dict)  # donor index -> donor name
-    own_request_donor: str = ""
 
     def to_dict(self) -> dict:
         w = self.window
@@ -141,8 +152,8 @@ class NodeParser:
             p.window = _Window(**d["window"])
         return p
 
-    def feed(self, line: str) -> list[StateChange | Recovery | str]:
-        """Events of one line: StateChange, Recovery, or "aborted" (recovery cut short)."""
+    def feed(self, line: str) -> list[Event]:
+        """Events of one line: a StateChange, a completed Recovery, or Aborted."""
         ts = parse_timestamp(line)
         if ts is not None:
             self.last_ts = ts
@@ -150,12 +161,12 @@ class NodeParser:
         if now is None or ("WSREP" not in line and "Galera" not in line
                            and not _RESTART.search(line)):
             return []
-        out: list[StateChange | Recovery | str] = []
+        out: list[Event] = []
         if _RESTART.search(line):
             self._reset_pending()
             if self.window is not None:
                 self.window = None
-                out.append("aborted")
+                out.append(Aborted(now, "restart"))
             return out
         m = _SHIFT.search(line)
         if m:
@@ -167,61 +178,34 @@ class NodeParser:
         self.pending_method = ""
         self.pending_sst = None
         self.pending_donor = ""
-        self.own_request_donor = ""
 
     def _evidence(self, line: str) -> None:
-        sst: bool | None = None
-        method = ""
-        donor = ""
-        if m := _IST_UUID.search(line):
-            if m.group(1) == ZERO_UUID or int(m.group(2)) <= 0:
-                sst = True
-        elif (m := _IST_PREPARED.search(line)) and m.group(1) is not None:
-            if int(m.group(1)) <= 0:
-                sst = True
-        elif m := _SCRIPT_DONE.search(line):
-            method = m.group(1)
-            sst = m.group(2) == "SST"
-        elif m := _SCRIPT_STARTED.search(line):
-            method = m.group(1)
-        elif m := _SST_REQUEST.search(line):
-            method = m.group(1)
-        elif m := _RUNNING_JOINER.search(line):
-            method = m.group(1)
-        elif _SST_TO_SST.search(line):
-            sst = True
-        elif _IST_EVIDENCE.search(line):
-            sst = False
-        elif m := _SELECTED.search(line):
-            requester, donor_idx, donor_name = m.group(2), m.group(3), m.group(4)
-            self.selections[donor_idx] = donor_name
-            if requester == self.node:
-                donor = donor_name
-        elif m := _REQUESTING.search(line):
-            donor = self.selections.get(m.group(1), "")
-        elif m := _TRANSFER_FROM.search(line):
-            if m.group(1) == self.node or (self.window and not self.window.donor):
-                donor = m.group(2)
+        clue = _NOTHING
+        for rx, handler in _EVIDENCE:
+            m = rx.search(line)
+            if m:
+                clue = handler(self, m)
+                break  # one line says one thing: the first pattern that matches decides
         w = self.window
         if w is None:
-            if method:
-                self.pending_method = method
-            if sst is not None:
-                self.pending_sst = sst if not self.pending_sst else True
-            if donor:
-                self.pending_donor = donor
+            if clue.method:
+                self.pending_method = clue.method
+            if clue.sst is not None:
+                self.pending_sst = clue.sst if not self.pending_sst else True
+            if clue.donor:
+                self.pending_donor = clue.donor
             return
-        if method and not w.method:
-            w.method = method
-        if sst is True:
+        if clue.method and not w.method:
+            w.method = clue.method
+        if clue.sst is True:
             w.sst = True
-        elif sst is False:
+        elif clue.sst is False:
             w.ist = True
-        if donor:
-            w.donor = donor
+        if clue.donor:
+            w.donor = clue.donor
 
-    def _shift(self, now: float, frm: str, to: str) -> list[StateChange | Recovery | str]:
-        out: list[StateChange | Recovery | str] = [StateChange(now, frm, to)]
+    def _shift(self, now: float, frm: str, to: str) -> list[Event]:
+        out: list[Event] = [StateChange(now, frm, to)]
         self.state = to
         if to == "JOINER":
             w = _Window(start=now, method=self.pending_method, donor=self.pending_donor)
@@ -239,5 +223,68 @@ class NodeParser:
             out.append(Recovery(w.start, now, kind, method, w.donor or "unknown"))
         elif to in ("CLOSED", "OPEN") and self.window is not None:
             self.window = None
-            out.append("aborted")
+            out.append(Aborted(now, f"{frm} -> {to}"))
         return out
+
+
+@dataclass(frozen=True)
+class _Clue:
+    """What one line says about the recovery: its kind, its SST method, its donor."""
+
+    sst: bool | None = None
+    method: str = ""
+    donor: str = ""
+
+
+_NOTHING = _Clue()
+
+
+def _ist_from(p: NodeParser, m: re.Match[str]) -> _Clue:
+    # A joiner without usable state asks for IST from seqno 0 (or a zero UUID): an SST.
+    if m.group(1) == ZERO_UUID or int(m.group(2)) <= 0:
+        return _Clue(sst=True)
+    return _NOTHING
+
+
+def _ist_range(p: NodeParser, m: re.Match[str]) -> _Clue:
+    return _Clue(sst=True) if int(m.group(1)) <= 0 else _NOTHING
+
+
+def _script_done(p: NodeParser, m: re.Match[str]) -> _Clue:
+    return _Clue(sst=m.group(2) == "SST", method=m.group(1))
+
+
+def _method(p: NodeParser, m: re.Match[str]) -> _Clue:
+    return _Clue(method=m.group(1))
+
+
+def _selected(p: NodeParser, m: re.Match[str]) -> _Clue:
+    requester, donor_idx, donor_name = m.group(2), m.group(3), m.group(4)
+    p.selections[donor_idx] = donor_name
+    return _Clue(donor=donor_name) if requester == p.node else _NOTHING
+
+
+def _requesting(p: NodeParser, m: re.Match[str]) -> _Clue:
+    return _Clue(donor=p.selections.get(m.group(1), ""))
+
+
+def _transfer_from(p: NodeParser, m: re.Match[str]) -> _Clue:
+    if m.group(1) == p.node or (p.window and not p.window.donor):
+        return _Clue(donor=m.group(2))
+    return _NOTHING
+
+
+# Order matters where one line could match two patterns: the first one decides.
+_EVIDENCE: list[tuple[re.Pattern[str], Callable[[NodeParser, re.Match[str]], _Clue]]] = [
+    (_IST_UUID, _ist_from),
+    (_IST_PREPARED, _ist_range),
+    (_SCRIPT_DONE, _script_done),
+    (_SCRIPT_STARTED, _method),
+    (_SST_REQUEST, _method),
+    (_RUNNING_JOINER, _method),
+    (_SST_TO_SST, lambda p, m: _Clue(sst=True)),
+    (_IST_EVIDENCE, lambda p, m: _Clue(sst=False)),
+    (_SELECTED, _selected),
+    (_REQUESTING, _requesting),
+    (_TRANSFER_FROM, _transfer_from),
+]

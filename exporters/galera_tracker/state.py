@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from galera_tracker.follower import LogFollower
-from galera_tracker.parser import NodeParser, Recovery, StateChange
+from galera_tracker.parser import Aborted, Event, NodeParser, Recovery, StateChange
 
 BUCKETS = (1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 STATES = ("CLOSED", "OPEN", "PRIMARY", "JOINER", "JOINED", "SYNCED", "DONOR/DESYNCED")
@@ -26,7 +26,7 @@ class NodeStats:
     hist: dict[str, dict] = field(default_factory=dict)  # "kind|method" -> {buckets,sum,count}
     lines: int = 0
 
-    def apply(self, event: StateChange | Recovery | str) -> None:
+    def apply(self, event: Event) -> None:
         if isinstance(event, StateChange):
             key = f"{event.from_state}>{event.to_state}"
             self.transitions[key] = self.transitions.get(key, 0) + 1
@@ -45,7 +45,7 @@ class NodeStats:
                     h["buckets"][i] += 1
             h["sum"] += event.duration
             h["count"] += 1
-        elif event == "aborted":
+        elif isinstance(event, Aborted):
             self.aborted += 1
 
 
