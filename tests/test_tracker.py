@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from galera_tracker.main import parse_args
 from galera_tracker.metrics import TrackerCollector
 from galera_tracker.parser import Aborted, NodeParser, Recovery, parse_timestamp
 from galera_tracker.state import Tracker
@@ -207,3 +208,26 @@ def test_histogram_and_transitions(tmp_path: Path) -> None:
               (("from", "PRIMARY"), ("node", "node3"), ("to", "JOINER")))] == 1
     assert m[("galera_state", (("node", "node3"), ("state", "SYNCED")))] == 1
     assert os.path.exists(log)
+
+
+# -- command line ------------------------------------------------------------------------
+@pytest.mark.parametrize("argv", [
+    ["--web.listen-address", "0.0.0.0:9199", "--state.file", "/s.json"],
+    ["--web.listen-address=0.0.0.0:9199", "--state.file=/s.json"],
+    # the first spellings, still used by deployments written before the rename
+    ["--listen", "0.0.0.0:9199", "--state-file", "/s.json"],
+    ["--listen=0.0.0.0:9199", "--state-file=/s.json"],
+])
+def test_flags_match_the_ndbinfo_exporter_and_old_spellings_still_work(argv: list[str]) -> None:
+    args = parse_args(["--log", "node1=/e.log", *argv])
+    assert (args.listen, args.state_file) == ("0.0.0.0:9199", "/s.json")
+
+
+def test_defaults_and_hidden_aliases(capsys: pytest.CaptureFixture[str]) -> None:
+    args = parse_args(["--log", "node1=/e.log"])
+    assert (args.listen, args.state_file) == ("127.0.0.1:9199", None)
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    shown = capsys.readouterr().out
+    assert "--web.listen-address" in shown and "--state.file" in shown
+    assert "--listen" not in shown and "--state-file" not in shown
