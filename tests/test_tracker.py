@@ -5,6 +5,7 @@ Fast, no lab: the fixtures are real MariaDB 10.11 / PXC 8.0 logs recorded on clu
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from galera_tracker.main import parse_args
 from galera_tracker.metrics import TrackerCollector
 from galera_tracker.parser import Aborted, NodeParser, Recovery, parse_timestamp
 from galera_tracker.state import Tracker
+from galera_tracker.wrapped import Unwrapper, unwrap
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
@@ -231,3 +233,50 @@ def test_defaults_and_hidden_aliases(capsys: pytest.CaptureFixture[str]) -> None
     shown = capsys.readouterr().out
     assert "--web.listen-address" in shown and "--state.file" in shown
     assert "--listen" not in shown and "--state-file" not in shown
+
+
+# -- lines wrapped by a Kubernetes log collector or the kubelet ---------------------------
+def test_the_issue_s_examples_unwrap_to_the_error_log_line() -> None:
+    line = ("2023-05-25T04:38:02.457961Z 0 [Note] [MY-000000] [Galera] Shifting PRIMARY ->"
+            " JOINER (TO: 5861193)")
+    wrapped = json.dumps({"log": line + "\n", "file": "/var/lib/mysql/mysqld-error.log"})
+    assert unwrap(wrapped) == [line]
+    assert unwrap(f"2023-05-25T04:38:02.457961234Z stdout F {line}") == [line]
+    assert unwrap(f"2023-05-25T04:38:02.457961234Z stdout F {wrapped}") == [line]
+    assert unwrap(line) == [line]
+
+
+def test_unwrapper_joins_partial_cri_lines_per_stream_and_keeps_them_across_restarts() -> None:
+    u = Unwrapper()
+    assert u.feed("2024-02-09T10:46:38.764092000Z stdout P 2024-02-09T10:46:38.764092Z 0") == []
+    assert u.feed("2024-02-09T10:46:38.764092000Z stderr F + set +o xtrace") == [
+        "+ set +o xtrace"]
+    u = Unwrapper.from_dict(json.loads(json.dumps(u.to_dict())))  # the tracker restarted
+    assert u.feed("2024-02-09T10:46:38.764092000Z stdout P  [Note] [MY-000000] [Galera]") == []
+    assert u.feed("2024-02-09T10:46:38.764092000Z stdout F  Shifting PRIMARY -> JOINER"
+                  " (TO: 36)") == ["2024-02-09T10:46:38.764092Z 0 [Note] [MY-000000] [Galera]"
+                                   " Shifting PRIMARY -> JOINER (TO: 36)"]
+    assert u.partial == {}
+
+
+@pytest.mark.parametrize("raw", [
+    "{not json at all",
+    '{"msg": "a JSON line without a log field"}',
+    '["log"]',
+    "+ exec fluent-bit -c /etc/fluentbit/fluentbit.conf",
+    "2023-05-25T04:38:02.457961Z 0 [Note] [MY-000000] [Galera] declaring e123e2f3-ace5 stable",
+    "2026-11-22  3:59:38 0 [Note] WSREP: Shifting PRIMARY -> JOINER (TO: 265192)",
+    "2023-05-25T04:38:02Z stdout X not a CRI tag",
+    "",
+])
+def test_anything_else_passes_through_unchanged(raw: str) -> None:
+    assert unwrap(raw) == [raw]
+
+
+def test_one_json_object_may_carry_several_lines() -> None:
+    # operator_concurrent_ssts/node3.log: the collector joined a message's continuation lines
+    raw = ('{"log":"2023-05-25T03:49:26.351052Z 10 [Note] [MY-000000] [Galera] Quorum results:'
+           '\\n\\tversion    = 6,\\n\\tcomponent  = PRIMARY,\\n","file":"/var/lib/mysql/'
+           'mysqld-error.log"}')
+    assert unwrap(raw) == ["2023-05-25T03:49:26.351052Z 10 [Note] [MY-000000] [Galera] Quorum"
+                           " results:", "\tversion    = 6,", "\tcomponent  = PRIMARY,"]
