@@ -375,11 +375,15 @@ def test_tracker_follows_wrapped_files_count_and_sum_agree(tmp_path: Path, form:
     lines = lines_of(name)  # the header too: it must change nothing
     raw = lines if form == "json" else cri_of(body(lines))
     log, state = tmp_path / "mysqld-error.log", tmp_path / "state.json"
-    # Stop in the middle of a CRI line cut into pieces, and restart the tracker there.
-    cut = next(i for i, r in enumerate(raw) if " stdout P " in r and "PRIMARY -> JOINER" in
-               "".join(raw[i:i + 4])) + 1 if form == "cri+json" else len(raw) // 2
+    # The file ends inside the 42-minute SST (for CRI: between the pieces of a line) when
+    # the tracker stops; a new tracker goes on from its state file.
+    cut = next(i for i, r in enumerate(raw) if "-> JOINER" in r) + 1
+    if form == "cri+json":
+        cut = next(i for i in range(cut, len(raw)) if " stdout P " in raw[i]) + 1
     write_lines(log, raw[:cut])
-    Tracker({"node3": str(log)}, str(state)).poll()
+    t = Tracker({"node3": str(log)}, str(state))
+    t.poll()
+    assert metrics(t)[("galera_recovery_in_progress", (("node", "node3"),))] == 1
     saved = json.loads(state.read_text())["nodes"]["node3"]
     assert bool(saved["unwrapper"]["partial"]) == (form == "cri+json")
     with log.open("a") as f:
@@ -424,15 +428,15 @@ def test_sst_temporary_server_keeps_the_recovery_open_with_its_evidence() -> Non
 def test_innodb_shutdown_of_xtrabackup_prepare_is_not_a_restart() -> None:
     line = next(r for r in lines_of("pxc80-operator-split-node2-sst.json.log")
                 if "[InnoDB] Shutdown completed" in r)
-    p = NodeParser(node="node2", last_ts=1.0)
-    p.window = _open_window(p)
+    p = NodeParser(node="node2")
+    _open_window(p)
     assert p.feed(unwrap(line)[0]) == [] and p.window is not None
 
 
-def _open_window(p: NodeParser):
+def _open_window(p: NodeParser) -> None:
     p.feed("2024-02-09T10:46:38.764092Z 0 [Note] [MY-000000] [Galera] Shifting PRIMARY -> JOINER"
            " (TO: 36)")
-    return p.window
+    assert p.window is not None
 
 
 def _restart_at(lines: list[str], cut_after: str) -> list[str]:
@@ -508,7 +512,8 @@ def test_fixture_headers_change_nothing(name: str) -> None:
     assert lines[0].startswith("# ")
     assert summary(events_of(lines)) == summary(events_of(body(lines)))
     # a header line in the middle of a recovery neither ends nor feeds it
-    p = NodeParser(node="node3", last_ts=1.0)
-    w = _open_window(p)
+    p = NodeParser(node="node3")
+    _open_window(p)
+    w = p.window
     assert [e for h in lines if h.startswith("#") for e in p.feed(h)] == []
     assert p.window is w and (w.method, w.donor, w.sst, w.ist) == ("", "", False, False)
