@@ -9,7 +9,10 @@ Two wrappers are common where Galera runs on Kubernetes, and they nest:
   logs of percona/percona-toolkit src/go/pt-galera-log-explainer/tests/logs/operator_*/.
   One object may carry several lines (`"...Quorum results:\\n\\tversion = 6,\\n..."`): the
   collector glued a message's continuation lines to it. Docker's json-file driver uses the
-  same `log` field.
+  same `log` field. Each object is taken as whole lines: the collector always ends `log`
+  with a newline, and joining objects that lack one (docker's 16 KiB pieces) would glue
+  the next line on when another shipper drops the newline; no line the tracker reads is
+  that long.
 - CRI, what the kubelet / container runtime writes for a container's stdout and stderr
   (`/var/log/pods/...`): `<RFC 3339 nano time> <stdout|stderr> <F|P> <content>`, where `P`
   marks a piece of a line the runtime split and `F` the piece that ends it. Format: the
