@@ -1,4 +1,4 @@
-"""`python -m galera_tracker --log node1=/path/error.log ... --listen 127.0.0.1:PORT`."""
+"""`python -m galera_tracker --log node1=/path/error.log ... --web.listen-address HOST:PORT`."""
 
 from __future__ import annotations
 
@@ -19,8 +19,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                 " logs and export state changes and SST/IST recoveries")
     p.add_argument("--log", action="append", required=True, metavar="NODE=PATH",
                    help="a node's error log (repeat per node)")
-    p.add_argument("--listen", default="127.0.0.1:9199", help="host:port of /metrics")
-    p.add_argument("--state-file", help="where positions and counts are kept across restarts")
+    # Flag names follow the sibling ndbinfo_exporter (and Prometheus exporters generally);
+    # the first spellings stay accepted, unlisted, so existing deployments keep working.
+    p.add_argument("--web.listen-address", dest="listen", default="127.0.0.1:9199",
+                   metavar="HOST:PORT", help="host:port of /metrics (default 127.0.0.1:9199)")
+    p.add_argument("--listen", dest="listen", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    p.add_argument("--state.file", dest="state_file", default=None, metavar="PATH",
+                   help="where positions and counts are kept across restarts")
+    p.add_argument("--state-file", dest="state_file", default=argparse.SUPPRESS,
+                   help=argparse.SUPPRESS)
     p.add_argument("--interval", type=float, default=0.5, help="seconds between log polls")
     return p.parse_args(argv)
 

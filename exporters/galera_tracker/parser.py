@@ -12,12 +12,18 @@ had no usable state (IST prepared from seqno 0 / a zero UUID, "<method> SST comp
 joiner", "Switching to SST") did an SST, even though an IST catch-up follows it in the
 same log; otherwise IST evidence ("<method> IST completed", "Running IST", IST prepared
 from a real seqno) makes it an IST.
+
+A server starting or stopping inside the window ends the recovery (Aborted), except the
+temporary server PXC 8.0's xtrabackup SST runs on the joiner (see _SST_SERVER_ANNOUNCED).
+On Kubernetes the lines arrive wrapped by a log collector or the kubelet; the tracker
+unwraps them (galera_tracker.wrapped) before they get here.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -35,7 +41,7 @@ _REQUESTING = re.compile(r"Requesting state transfer: success, donor: (\d+)")
 _TRANSFER_FROM = re.compile(r"\d+\.\d+ \(([^)]*)\): State transfer from \d+\.\d+ \(([^)]*)\)"
                             r" complete")
 _IST_UUID = re.compile(r"####### IST uuid:?\s*([0-9a-f-]{36}) f: (-?\d+)")
-_IST_PREPARED = re.compile(r"Prepared IST receiver(?: for (-?\d+)-(-?\d+))?")
+_IST_PREPARED = re.compile(r"Prepared IST receiver for (-?\d+)-(-?\d+)")
 _SCRIPT_DONE = re.compile(r"(\w[\w-]*) (SST|IST) completed on joiner")
 _SCRIPT_STARTED = re.compile(r"(\w[\w-]*) SST started on joiner")
 _SST_REQUEST = re.compile(r"Prepared SST request: (\w[\w-]*)\|")
@@ -44,9 +50,42 @@ _SST_TO_SST = re.compile(r"(?:Switching to SST|can't be serviced using IST|"
                          r"Failed to prepare for incremental state transfer)")
 _IST_EVIDENCE = re.compile(r"(?:Running IST|Skipping mysql_upgrade \(ist\)|"
                            r"State gap can be serviced using IST|IST received:)")
-_RESTART = re.compile(r"(?:\] Starting MariaDB|mysqld.*starting as process|"
-                      r"mysqld \(mysqld [^)]*\) starting as process|Shutdown complete|"
-                      r"\[Server\] .*starting as process)")
+_OWN_NAME = re.compile(r"\bServer (\S+) (?:connected to cluster at position|synced with group)")
+# A server starts or stops. The MySQL/PXC/MariaDB server's own lines, not InnoDB's
+# "Shutdown completed; log sequence number" (xtrabackup's prepare step logs that one
+# inside the joiner's window, the server logs it before its own "Shutdown complete").
+_SERVER_START = re.compile(r"(?:\] Starting MariaDB |\bstarting as process \d)")
+_SERVER_STOP = re.compile(r": Shutdown complete\b")
+# PXC 8.0's xtrabackup SST, joiner side, after the data arrived: the SST script runs a
+# temporary mysqld (no wsrep provider, a socket under /tmp/upgrd.*, port 0) to upgrade the
+# received data, then stops it, all inside the JOINER window. Real logs
+# (percona/percona-toolkit src/go/pt-galera-log-explainer/tests/logs/operator_split/node2.log,
+# PXC 8.0.32 under the Percona Operator), in this order:
+#   [WSREP-SST] Running post-processing...........
+#   [WSREP-SST] Waiting for server instance to start.....  This may take some time
+#   ---- Starting the MySQL server used for post-processing ----
+#   [Server] /usr/sbin/mysqld (mysqld 8.0.32-24.2) starting as process 1050
+#   [Server] /usr/sbin/mysqld: ready for connections. ... socket: '/tmp/upgrd.RE5x/my.sock'
+#   [Server] Received SHUTDOWN from user mysql.pxc.sst.user. Shutting down mysqld ...
+#   [WSREP-SST] ...........post-processing done
+#   [Server] /usr/sbin/mysqld: Shutdown complete (mysqld 8.0.32-24.2) ...
+#   ---- Stopped the MySQL server used for post-processing ----
+#   [Server] /usr/sbin/mysqld: ready for connections. ... socket: '/tmp/mysql.sock' port: 3306
+#   [WSREP] SST completed ... Shifting JOINER -> JOINED ... Shifting JOINED -> SYNCED
+# The temporary server writes to its own file (the collector's JSON names it
+# /var/lib/mysql/mysqld.post.processing.log), which is why its lines reach a merged stream
+# late and out of order: after "post-processing done", after SYNCED, or minutes later.
+# A real restart of the joiner has no announcement: after a crash the next lines are the
+# new server's "starting as process" and its "Shifting CLOSED -> OPEN (TO: 0)"; after a
+# clean stop, "Shifting ... -> OPEN", "-> CLOSED" and "Shutdown complete" come first
+# (operator_concurrent_ssts/node3.log of the same repository: 2023-05-25T04:34:30 to
+# 04:35:02, the node stopped by the operator and started again as process 1).
+_SST_SERVER_ANNOUNCED = re.compile(r"(?:Waiting for server instance to start|"
+                                   r"---- Starting the MySQL server used for post-processing)")
+_SST_SERVER_STOPPED = re.compile(r"---- Stopped the MySQL server used for post-processing")
+# Lines worth a regex at all; everything else (most of a busy log) is skipped cheaply.
+_KEYWORDS = ("WSREP", "Galera", "starting as process", "Starting MariaDB", "Shutdown complete",
+             "used for post-processing")
 
 
 def parse_timestamp(line: str) -> float | None:
@@ -103,12 +142,25 @@ class Recovery:
 
 
 @dataclass
+class Aborted:
+    """A recovery in progress that will never reach SYNCED (restart, fall back to OPEN)."""
+
+    ts: float
+    reason: str
+
+
+Event = StateChange | Recovery | Aborted
+
+
+@dataclass
 class _Window:
     start: float
     sst: bool = False
     ist: bool = False
     method: str = ""
     donor: str = ""
+    # The SST's temporary server: "" (none announced), "announced", "up", "down".
+    sst_server: str = ""
 
 
 @dataclass
@@ -123,107 +175,103 @@ class NodeParser:
     pending_sst: bool | None = None  # SST/IST evidence seen before the JOINER shift
     pending_donor: str = ""
     selections: dict[str, str] = field(default_factory=dict)  # donor index -> donor name
-    own_request_donor: str = ""
+    # The node's wsrep_node_name as its own log states it. On Kubernetes it is the pod name
+    # (cluster1-pxc-2), which the tracker's NODE label need not be.
+    own_name: str = ""
 
     def to_dict(self) -> dict:
         w = self.window
         return {"state": self.state, "last_ts": self.last_ts,
                 "window": None if w is None else vars(w).copy(),
                 "pending_method": self.pending_method, "pending_sst": self.pending_sst,
-                "pending_donor": self.pending_donor}
+                "pending_donor": self.pending_donor, "own_name": self.own_name}
 
     @classmethod
     def from_dict(cls, node: str, d: dict) -> NodeParser:
         p = cls(node=node, last_ts=d.get("last_ts"), state=d.get("state"),
                 pending_method=d.get("pending_method", ""), pending_sst=d.get("pending_sst"),
-                pending_donor=d.get("pending_donor", ""))
+                pending_donor=d.get("pending_donor", ""), own_name=d.get("own_name", ""))
         if d.get("window"):
             p.window = _Window(**d["window"])
         return p
 
-    def feed(self, line: str) -> list[StateChange | Recovery | str]:
-        """Events of one line: StateChange, Recovery, or "aborted" (recovery cut short)."""
+    def feed(self, line: str) -> list[Event]:
+        """Events of one line: a StateChange, a completed Recovery, or Aborted."""
         ts = parse_timestamp(line)
         if ts is not None:
             self.last_ts = ts
         now = self.last_ts
-        if now is None or ("WSREP" not in line and "Galera" not in line
-                           and not _RESTART.search(line)):
+        if now is None or not any(k in line for k in _KEYWORDS):
             return []
-        out: list[StateChange | Recovery | str] = []
-        if _RESTART.search(line):
-            self._reset_pending()
-            if self.window is not None:
-                self.window = None
-                out.append("aborted")
-            return out
+        started = _SERVER_START.search(line) is not None
+        if started or _SERVER_STOP.search(line):
+            return self._server(now, ts, started)
         m = _SHIFT.search(line)
         if m:
             return self._shift(now, m.group(1), m.group(2))
         self._evidence(line)
-        return out
+        return []
+
+    def is_me(self, name: str) -> bool:
+        return name == self.node or (bool(self.own_name) and name == self.own_name)
+
+    def _server(self, now: float, ts: float | None, started: bool) -> list[Event]:
+        w = self.window
+        if w is not None:
+            if ts is not None and ts < w.start:
+                # Stamped before the recovery began: a line another file (an earlier SST's
+                # temporary server, a --wsrep-recover run) delivered late, not this server.
+                return []
+            if started and w.sst_server == "announced":
+                w.sst_server = "up"
+                return []
+            if not started and w.sst_server == "up":
+                w.sst_server = "down"
+                return []
+        self._reset_pending()
+        if w is None:
+            return []
+        self.window = None
+        return [Aborted(now, "server started" if started else "server stopped")]
 
     def _reset_pending(self) -> None:
         self.pending_method = ""
         self.pending_sst = None
         self.pending_donor = ""
-        self.own_request_donor = ""
 
     def _evidence(self, line: str) -> None:
-        sst: bool | None = None
-        method = ""
-        donor = ""
-        if m := _IST_UUID.search(line):
-            if m.group(1) == ZERO_UUID or int(m.group(2)) <= 0:
-                sst = True
-        elif (m := _IST_PREPARED.search(line)) and m.group(1) is not None:
-            if int(m.group(1)) <= 0:
-                sst = True
-        elif m := _SCRIPT_DONE.search(line):
-            method = m.group(1)
-            sst = m.group(2) == "SST"
-        elif m := _SCRIPT_STARTED.search(line):
-            method = m.group(1)
-        elif m := _SST_REQUEST.search(line):
-            method = m.group(1)
-        elif m := _RUNNING_JOINER.search(line):
-            method = m.group(1)
-        elif _SST_TO_SST.search(line):
-            sst = True
-        elif _IST_EVIDENCE.search(line):
-            sst = False
-        elif m := _SELECTED.search(line):
-            requester, donor_idx, donor_name = m.group(2), m.group(3), m.group(4)
-            self.selections[donor_idx] = donor_name
-            if requester == self.node:
-                donor = donor_name
-        elif m := _REQUESTING.search(line):
-            donor = self.selections.get(m.group(1), "")
-        elif m := _TRANSFER_FROM.search(line):
-            if m.group(1) == self.node or (self.window and not self.window.donor):
-                donor = m.group(2)
+        clue = _NOTHING
+        for rx, handler in _EVIDENCE:
+            m = rx.search(line)
+            if m:
+                clue = handler(self, m)
+                break  # one line says one thing: the first pattern that matches decides
         w = self.window
         if w is None:
-            if method:
-                self.pending_method = method
-            if sst is not None:
-                self.pending_sst = sst if not self.pending_sst else True
-            if donor:
-                self.pending_donor = donor
+            if clue.method:
+                self.pending_method = clue.method
+            if clue.sst is not None:
+                self.pending_sst = clue.sst if not self.pending_sst else True
+            if clue.donor:
+                self.pending_donor = clue.donor
             return
-        if method and not w.method:
-            w.method = method
-        if sst is True:
+        if clue.method and not w.method:
+            w.method = clue.method
+        if clue.sst is True:
             w.sst = True
-        elif sst is False:
+        elif clue.sst is False:
             w.ist = True
-        if donor:
-            w.donor = donor
+        if clue.donor:
+            w.donor = clue.donor
 
-    def _shift(self, now: float, frm: str, to: str) -> list[StateChange | Recovery | str]:
-        out: list[StateChange | Recovery | str] = [StateChange(now, frm, to)]
+    def _shift(self, now: float, frm: str, to: str) -> list[Event]:
+        out: list[Event] = [StateChange(now, frm, to)]
         self.state = to
         if to == "JOINER":
+            if self.window is not None:
+                # A second JOINER without SYNCED, CLOSED or a restart between: the first
+                # attempt is over and will never be exported.
+                out.append(Aborted(now, f"{frm} -> {to} again"))
             w = _Window(start=now, method=self.pending_method, donor=self.pending_donor)
             if self.pending_sst is True:
                 w.sst = True
@@ -239,5 +287,94 @@ class NodeParser:
             out.append(Recovery(w.start, now, kind, method, w.donor or "unknown"))
         elif to in ("CLOSED", "OPEN") and self.window is not None:
             self.window = None
-            out.append("aborted")
+            out.append(Aborted(now, f"{frm} -> {to}"))
         return out
+
+
+@dataclass(frozen=True)
+class _Clue:
+    """What one line says about the recovery: its kind, its SST method, its donor."""
+
+    sst: bool | None = None
+    method: str = ""
+    donor: str = ""
+
+
+_NOTHING = _Clue()
+
+
+def _ist_from(p: NodeParser, m: re.Match[str]) -> _Clue:
+    # A joiner without usable state asks for IST from seqno 0 (or a zero UUID): an SST.
+    if m.group(1) == ZERO_UUID or int(m.group(2)) <= 0:
+        return _Clue(sst=True)
+    return _NOTHING
+
+
+def _ist_range(p: NodeParser, m: re.Match[str]) -> _Clue:
+    return _Clue(sst=True) if int(m.group(1)) <= 0 else _NOTHING
+
+
+def _script_done(p: NodeParser, m: re.Match[str]) -> _Clue:
+    return _Clue(sst=m.group(2) == "SST", method=m.group(1))
+
+
+def _method(p: NodeParser, m: re.Match[str]) -> _Clue:
+    return _Clue(method=m.group(1))
+
+
+def _selected(p: NodeParser, m: re.Match[str]) -> _Clue:
+    # Every member logs every member's donor selection, so with concurrent joiners several
+    # land in one window. Only this member's own selection names its donor; any of them
+    # tells which name a member index has in the current view.
+    requester, donor_idx, donor_name = m.group(2), m.group(3), m.group(4)
+    p.selections[donor_idx] = donor_name
+    return _Clue(donor=donor_name) if p.is_me(requester) else _NOTHING
+
+
+def _requesting(p: NodeParser, m: re.Match[str]) -> _Clue:
+    # Only the joiner itself logs this (its own request's result), with the donor's index.
+    return _Clue(donor=p.selections.get(m.group(1), ""))
+
+
+def _transfer_from(p: NodeParser, m: re.Match[str]) -> _Clue:
+    # Without a known own name, the first completed transfer in the window is the best
+    # guess; once the log has said which member we are, another joiner's never counts.
+    if p.is_me(m.group(1)) or (p.window and not p.window.donor and not p.own_name):
+        return _Clue(donor=m.group(2))
+    return _NOTHING
+
+
+def _own_name(p: NodeParser, m: re.Match[str]) -> _Clue:
+    p.own_name = m.group(1)
+    return _NOTHING
+
+
+def _sst_server_announced(p: NodeParser, m: re.Match[str]) -> _Clue:
+    if p.window is not None and p.window.sst_server != "up":
+        p.window.sst_server = "announced"
+    return _NOTHING
+
+
+def _sst_server_stopped(p: NodeParser, m: re.Match[str]) -> _Clue:
+    if p.window is not None:
+        p.window.sst_server = "down"
+    return _NOTHING
+
+
+# Order matters where one line could match two patterns: the first one decides.
+_EVIDENCE: list[tuple[re.Pattern[str], Callable[[NodeParser, re.Match[str]], _Clue]]] = [
+    (_IST_UUID, _ist_from),
+    (_IST_PREPARED, _ist_range),
+    (_SCRIPT_DONE, _script_done),
+    (_SCRIPT_STARTED, _method),
+    (_SST_REQUEST, _method),
+    (_RUNNING_JOINER, _method),
+    (_SST_TO_SST, lambda p, m: _Clue(sst=True)),
+    (_IST_EVIDENCE, lambda p, m: _Clue(sst=False)),
+    (_SELECTED, _selected),
+    (_REQUESTING, _requesting),
+    (_TRANSFER_FROM, _transfer_from),
+    (_OWN_NAME, _own_name),
+    (_SST_SERVER_ANNOUNCED, _sst_server_announced),
+    (_SST_SERVER_STOPPED, _sst_server_stopped),
+]

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from galera_tracker.follower import LogFollower
-from galera_tracker.parser import NodeParser, Recovery, StateChange
+from galera_tracker.parser import Aborted, Event, NodeParser, Recovery, StateChange
+from galera_tracker.wrapped import Unwrapper
 
 BUCKETS = (1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 STATES = ("CLOSED", "OPEN", "PRIMARY", "JOINER", "JOINED", "SYNCED", "DONOR/DESYNCED")
@@ -26,7 +27,7 @@ class NodeStats:
     hist: dict[str, dict] = field(default_factory=dict)  # "kind|method" -> {buckets,sum,count}
     lines: int = 0
 
-    def apply(self, event: StateChange | Recovery | str) -> None:
+    def apply(self, event: Event) -> None:
         if isinstance(event, StateChange):
             key = f"{event.from_state}>{event.to_state}"
             self.transitions[key] = self.transitions.get(key, 0) + 1
@@ -45,7 +46,7 @@ class NodeStats:
                     h["buckets"][i] += 1
             h["sum"] += event.duration
             h["count"] += 1
-        elif event == "aborted":
+        elif isinstance(event, Aborted):
             self.aborted += 1
 
 
@@ -53,15 +54,19 @@ class Node:
     def __init__(self, name: str, path: str) -> None:
         self.name = name
         self.follower = LogFollower(path)
+        # Any file may hold JSON- or CRI-wrapped lines (a Kubernetes log collector's output):
+        # the parser only ever sees the error-log lines inside.
+        self.unwrapper = Unwrapper()
         self.parser = NodeParser(node=name)
         self.stats = NodeStats()
 
     def poll(self) -> int:
         n = 0
-        for line in self.follower.read_lines():
+        for raw in self.follower.read_lines():
             n += 1
-            for event in self.parser.feed(line):
-                self.stats.apply(event)
+            for line in self.unwrapper.feed(raw):
+                for event in self.parser.feed(line):
+                    self.stats.apply(event)
         self.stats.lines += n
         return n
 
@@ -71,7 +76,8 @@ class Node:
 
     def to_dict(self) -> dict:
         return {"path": self.follower.path, "position": self.follower.position(),
-                "reopens": self.follower.reopens, "parser": self.parser.to_dict(),
+                "reopens": self.follower.reopens, "unwrapper": self.unwrapper.to_dict(),
+                "parser": self.parser.to_dict(),
                 "stats": vars(self.stats)}
 
     def restore(self, d: dict) -> None:
@@ -79,6 +85,7 @@ class Node:
             return  # another file now: read it from the start
         self.follower.restore(d.get("position", {}))
         self.follower.reopens = d.get("reopens", 0)
+        self.unwrapper = Unwrapper.from_dict(d.get("unwrapper") or {})
         self.parser = NodeParser.from_dict(self.name, d.get("parser", {}))
         self.stats = NodeStats(**d.get("stats", {}))
 
