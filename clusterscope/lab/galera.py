@@ -135,8 +135,8 @@ def _start_exporter(lab: Lab, n: int) -> None:
 
 def start_tracker(lab: Lab) -> None:
     port = lab.port("galera-tracker")
-    argv = [sys.executable, "-m", "galera_tracker", "--listen", f"127.0.0.1:{port}",
-            "--state-file", str(lab.path("galera") / "tracker-state.json")]
+    argv = [sys.executable, "-m", "galera_tracker", "--web.listen-address", f"127.0.0.1:{port}",
+            "--state.file", str(lab.path("galera") / "tracker-state.json")]
     for n in gn.NODES:
         argv += ["--log", f"node{n}={gn.error_log(lab, n)}"]
     lab.spawn("galera-tracker", NAME, "Galera recovery tracker (SST/IST from the error logs)",

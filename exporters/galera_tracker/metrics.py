@@ -1,4 +1,4 @@
-"""Prometheus view of the tracker's state (names: contracts.md, section Galera)."""
+"""Prometheus view of the tracker's state (names and labels: README, section Galera)."""
 
 from __future__ import annotations
 
