@@ -4,15 +4,15 @@ patterns on the same lines. No lab needed."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers import SHARED
+from helpers import SHARED, eventually
 
 from clusterscope import gotools
 from clusterscope.lab import logs
@@ -24,6 +24,7 @@ HERE = Path(__file__).parent / "fixtures"
 MARIADB_IST = HERE / "galera" / "restart-node3-ist-recover1-down20.log"
 MARIADB_SST = HERE / "galera" / "restart-node3-sst-wipe-recover0.log"
 PXC80_IST = HERE / "galera" / "pxc80-node3-ist.log"
+PXC80_JSON = HERE / "galera" / "pxc80-operator-split-node2-sst.json.log"
 NDB_MANUAL = HERE / "logs" / "ndb-cluster-log-manual.log"
 
 # A PXC 5.7 error log (log_timestamps=UTC), lines as PXC 5.7.x writes them around an IST.
@@ -102,20 +103,39 @@ def test_ndb_cluster_log_fields():
 _ENTRY = re.compile(r"^(\d{4}-\d{2}-\d{2}T[^{\s]+)\s*(\{[^}]*\})\t?(.*)$")
 
 
+def inner_lines(lines: list[str]) -> list[str]:
+    """The error-log lines inside JSON (`log` field) or CRI wrappers (partial `P` pieces
+    joined), read independently of the pipeline under test."""
+    out, partial = [], ""
+    for line in lines:
+        m = re.match(r"^\S+ (?:stdout|stderr) ([FP]) (.*)$", line)
+        if m:
+            partial += m.group(2)
+            if m.group(1) == "F":
+                out.append(partial)
+                partial = ""
+        elif line.startswith("{"):
+            # one object may carry several lines (the collector joins what it read at once)
+            out.extend(json.loads(line)["log"].rstrip("\n").split("\n"))
+        else:
+            out.append(line)
+    return out
+
+
 def promtail_dry_run(tmp_path: Path, inputs: dict[str, tuple[str, list[str], dict]]
                      ) -> dict[str, list[tuple[datetime, dict, str]]]:
     """Run the lab's generated pipeline through the real promtail tailing files, as in the
     lab (`-dry-run` prints the entries instead of pushing them). inputs: name ->
     (component, lines, extra labels); returns name -> entries. One run for all inputs:
     promtail takes ~5 s to find its first targets."""
-    statics, expect = [], 0
+    statics, last_lines = [], set()
     for name, (component, lines, extra) in inputs.items():
         log = tmp_path / f"{name}.log"
         log.write_text("\n".join(lines) + "\n")
         statics.append({"targets": ["localhost"], "labels": {
             "__path__": str(log), "cluster": "c", "component": component, "input": name,
             **extra}})
-        expect += len([ln for ln in lines if not ln[:1].isspace()])
+        last_lines.add(next(ln for ln in reversed(inner_lines(lines)) if not ln[0].isspace()))
     cfg = {"server": {"disable": True}, "target_config": {"sync_period": "200ms"},
            "positions": {"filename": str(tmp_path / "positions.yaml")},
            "clients": [{"url": "http://127.0.0.1:9/loki/api/v1/push"}],
@@ -129,12 +149,10 @@ def promtail_dry_run(tmp_path: Path, inputs: dict[str, tuple[str, list[str], dic
         proc = subprocess.Popen([str(gotools.path_of("promtail")), f"-config.file={config}",
                                  "-dry-run"], stdout=sink, stderr=errors)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.3)
-            if len(_dry_run_entries(out.read_text())) >= expect:
-                time.sleep(1.5)  # anything beyond the expected entries shows up too
-                break
+        # every file was read to its end once its last line is an entry
+        eventually(lambda: proc.poll() is not None or last_lines <= {
+            t.split("\n")[0] for _, _, t in _dry_run_entries(out.read_text())}, 30,
+                   "promtail's entry for the last line of every input")
         assert proc.poll() is None, (tmp_path / "promtail.err").read_text()[-2000:]
     finally:
         proc.terminate()
@@ -160,7 +178,19 @@ def shipped(tmp_path_factory) -> dict[str, list[tuple[datetime, dict, str]]]:
         "pxc": (lf.MARIADB, lines_of(PXC80_IST) + PXC57, {}),
         "ndb": (lf.NDB_MGMD, lines_of(NDB_MANUAL), {}),
         "exporter": ("mysqld-exporter", EXPORTER_LINES, {}),
+        "json": (lf.MARIADB, lines_of(PXC80_JSON), {"node": "node2"}),
+        "cri": (lf.MARIADB, [p for line in lines_of(PXC80_IST) for p in cri(line)],
+                {"node": "node3"}),
     })
+
+
+def cri(line: str) -> list[str]:
+    """A line as the kubelet writes it to a pod log (CRI format), split into a partial and
+    a final piece when long: the pipeline must join them."""
+    stamp = "2026-11-24T10:00:00.000000001Z"
+    if len(line) > 80:
+        return [f"{stamp} stderr P {line[:60]}", f"{stamp} stderr F {line[60:]}"]
+    return [f"{stamp} stderr F {line}"]
 
 
 def _dry_run_entries(text: str) -> list[tuple[datetime, dict, str]]:
@@ -306,3 +336,20 @@ def test_targets_label_every_log():
     assert "node" not in clog  # it comes from each line
     assert got["/l/logs/ndb-model.log"]["simulated"] == "true"
     assert got["/l/logs/victoria-metrics.log"]["cluster"] == "lab"
+
+
+@pytest.mark.parametrize(("name", "source"), [("json", PXC80_JSON), ("cri", PXC80_IST)])
+def test_wrapped_lines_reach_loki_as_the_inner_line(shipped, name: str, source: Path):
+    """Kubernetes-shipped lines (the Percona Operator's JSON, the kubelet's CRI with a
+    partial piece) arrive as the error-log line itself, with its own time and level."""
+    expected = inner_lines(lines_of(source))
+    entries = shipped[name]
+    # every inner line with its own time is an entry, in order (a line without one, such as
+    # the SST script's "---- Starting the MySQL server ..." banner, joins the entry before)
+    assert [t.split("\n")[0] for _, _, t in entries] == [
+        ln for ln in expected if re.match(r"\d{4}-\d{2}-\d{2}", ln)]
+    for ts, labels, text in entries:
+        first = text.splitlines()[0]
+        assert _entry_time(ts, first) == _line_time(first), first
+        assert labels["level"] in ("info", "warning", "error"), (labels, first)
+        assert labels["component"] == "mariadb"

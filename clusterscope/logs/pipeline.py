@@ -86,9 +86,35 @@ def _logql_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+# A log line wrapped by a container log pipeline, unwrapped before anything else reads it:
+# - CRI (kubelet, containerd): `<RFC3339Nano> <stdout|stderr> <F|P> <line>`, P = a partial
+#   line the next ones complete (kubernetes design proposal node/kubelet-cri-logging.md);
+#   promtail's `cri` stage joins the partials;
+# - JSON with the line in `log` (the Percona Operator's log collector, docker's json-file
+#   driver), e.g. {"log":"2023-05-25T04:38:02.457961Z 0 [Note] ... JOINER\n","file":...}
+#   (percona/percona-toolkit pt-galera-log-explainer tests/logs/operator_*): the `log`
+#   value keeps its newline, which the format regexes must not see.
+# The galera tracker reads the same wrappings (exporters/galera_tracker/wrapped.py).
+CRI_LINE = r"^\d{4}-\d{2}-\d{2}T\S+ (stdout|stderr) [FP] "
+JSON_LINE = r'^\{.*"log":'
+
+
+def unwrap_stages() -> list[dict]:
+    return [
+        {"match": {"selector": f'{{component=~".+"}} |~ {_logql_string(CRI_LINE)}',
+                   "stages": [{"cri": {}}]}},
+        {"match": {"selector": f'{{component=~".+"}} |~ {_logql_string(JSON_LINE)}',
+                   "stages": [{"json": {"expressions": {"log": "log"}}},
+                              {"template": {"source": "log",
+                                            "template": '{{ TrimSuffix .Value "\\n" }}'}},
+                              {"output": {"source": "log"}}]}},
+    ]
+
+
 def pipeline_stages(zone: str | None = "Local") -> list[dict]:
-    """The whole pipeline: per component, the formats its log may hold."""
-    stages: list[dict] = []
+    """The whole pipeline: wrapped lines unwrapped, then per component the formats its log
+    may hold."""
+    stages: list[dict] = unwrap_stages()
     for component, firstline in lf.MULTILINE_FIRSTLINE.items():
         stages.append({"match": {"selector": f'{{component="{component}"}}', "stages": [
             {"multiline": {"firstline": firstline, "max_wait_time": lf.MULTILINE_MAX_WAIT}}]}})
