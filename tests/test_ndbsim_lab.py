@@ -161,7 +161,7 @@ def test_restart_passes_every_status_in_order_and_adds_up(sim, profile: str,
     seen = [s for s, _, _ in samples if s is not None]
     seen = [s for i, s in enumerate(seen) if i == 0 or seen[i - 1] != s]
     order = list(schema.RESTART_ORDER_MASTER)
-    if seen and seen[0] == 12:
+    if seen and seen[0] in schema.RESTART_COMPLETED:
         seen = seen[1:]  # the previous restart's completed row
     assert [order.index(s) for s in seen] == sorted(order.index(s) for s in seen), seen
     # visible while it ran (each status is written at least once, but a sampler on a
@@ -172,10 +172,12 @@ def test_restart_passes_every_status_in_order_and_adds_up(sim, profile: str,
     row = dict(zip(cols, q(cnf, "SELECT * FROM ndbinfo.restart_info WHERE node_id=%s",
                            (node,))[0], strict=True))
     assert row["node_restart_status_int"] in schema.RESTART_COMPLETED
+    # each column is its own interval truncated to whole seconds (NodeRecoveryStatus in
+    # Qmgr), so the truncated parts fall short of their total by less than 1 s each
     parts = sum(row[f"secs_{p}"] for p in schema.LOCAL_RECOVERY_PARTS)
-    assert abs(row["secs_for_local_recovery"] - parts) <= 1
+    assert 0 <= row["secs_for_local_recovery"] - parts < len(schema.LOCAL_RECOVERY_PARTS)
     top = sum(row[f"secs_{p}"] for p in schema.TOP_LEVEL_PHASES)
-    assert abs(row["total_restart_secs"] - top) <= 1
+    assert 0 <= row["total_restart_secs"] - top < len(schema.TOP_LEVEL_PHASES)
     lo, hi = rs.EXPECTED_TOTAL_RANGE[profile]
     assert lo <= row["total_restart_secs"] <= hi
     # counters never decrease, except the restarted node's across its restart
@@ -207,18 +209,16 @@ def test_a_stuck_restart_holds_the_node_out_until_released(sim) -> None:
         time.sleep(1.0)  # stuck for a while (120 cluster seconds per wall second)
         assert q(cnf, "SELECT node_restart_status_int FROM ndbinfo.restart_info"
                  " WHERE node_id=%s", (node,))[0][0] == 14
-        # while down the node leaves nodes, threads and cpustat; its link is CONNECTING
-        for view in ("nodes", "threads", "cpustat"):
-            ids = {n for (n,) in q(cnf, f"SELECT DISTINCT node_id FROM ndbinfo.{view}")}
-            assert ids == {1}, view
-        assert q(cnf, "SELECT status FROM ndbinfo.transporters WHERE node_id=1"
-                 " AND remote_node_id=%s", (node,)) == [("CONNECTING",)]
+        # executing the REDO log the node runs (start phase 4 of a node restart): ndbinfo
+        # shows it STARTING, the master's restart_info row shows where it is
+        assert q(cnf, "SELECT status, start_phase FROM ndbinfo.nodes WHERE node_id=%s",
+                 (node,)) == [("STARTING", 4)]
     finally:
         fault(sim, "restart-stuck", "--off")
     from clusterscope.ndbsim import control
     rec = control.wait_restart(sim["sock"], rid, 60)
     assert rec["statuses"] == list(schema.RESTART_ORDER_MASTER)
-    row = q(cnf, "SELECT secs_to_allocate_node_id, total_restart_secs FROM"
+    row = q(cnf, "SELECT secs_exec_redo_log, total_restart_secs FROM"
             " ndbinfo.restart_info WHERE node_id=%s", (node,))[0]
     assert row[0] >= 60  # the stuck phase reports the time it really took, in cluster secs
     assert node in {n for (n,) in q(cnf, "SELECT node_id FROM ndbinfo.nodes")}
@@ -245,8 +245,9 @@ def test_faults_offline_view_error_null_columns(sim) -> None:
         assert q(cnf, "SELECT COUNT(*) FROM ndbinfo.nodes")[0][0] == 2
 
         fault(sim, "view-error", "--view", "cpustat")
-        with pytest.raises(pymysql.MySQLError):
+        with pytest.raises(pymysql.MySQLError) as err:
             q(cnf, "SELECT * FROM ndbinfo.cpustat")
+        assert err.value.args[0] == 1296 and "from NDBINFO" in err.value.args[1]
         assert q(cnf, "SELECT COUNT(*) FROM ndbinfo.threads")[0][0] > 0
 
         fault(sim, "null-columns", "--view", "transporters", "--columns", "bytes_sent")
@@ -338,9 +339,9 @@ def test_set_version_changes_the_served_views(sim) -> None:
         deadline = time.monotonic() + 10
         rows: list = []
         while not rows and time.monotonic() < deadline:
-            rows = q(cnf, "SELECT status, type, encrypted FROM ndbinfo.transporter_details")
+            rows = q(cnf, "SELECT status, encrypted FROM ndbinfo.transporter_details")
             time.sleep(0.3)
-        assert ("CONNECTED", "TCP", 0) in rows
+        assert ("CONNECTED", 0) in rows
         versions = {v for (v,) in q(cnf, "SELECT node_version FROM ndbinfo.processes")}
         assert versions == {"mysql-8.4.3 ndb-8.4.3-sim"}
         bad = lab.cli("lab", "ndb", "set-version", "seven", check=False)

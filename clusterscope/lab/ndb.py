@@ -75,7 +75,7 @@ def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
               f" {settings.get('version')}; `lab down` first to change it", file=sys.stderr)
     if not running:
         lab.save_settings(NAME, {"scenario": scen, "scenario_path": str(path),
-                                 "version": version})
+                                 "version": version, "data_version": None})
     _check_traversable(lab)
     base = lab.path("ndb", "sql")
     sock = _sock(lab)
@@ -96,6 +96,8 @@ def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
         argv = [sys.executable, "-m", "clusterscope.ndbsim", "--socket", str(sock),
                 "--scenario", settings["scenario_path"], "--version", settings["version"],
                 "--cluster-log", str(cluster_log), "--sql-port", str(port)]
+        if settings.get("data_version"):
+            argv += ["--data-version", settings["data_version"]]
         started = time.time()
 
         def ready() -> None:
@@ -147,6 +149,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    " wall seconds (default: 3 x the planned duration + 60)")
     r.set_defaults(func=cmd_restart)
 
+    st_ = nsub.add_parser("stop-node", help="stop a data node (`N STOP`): its rows leave"
+                          " ndbinfo until start-node")
+    st_.add_argument("node", type=int)
+    st_.set_defaults(func=cmd_stop_node)
+    sn = nsub.add_parser("start-node", help="start a stopped data node: it restarts through"
+                         " every restart phase")
+    sn.add_argument("node", type=int)
+    sn.add_argument("--time-scale", type=float, default=1.0,
+                    help="play cluster time N times faster during the restart")
+    sn.add_argument("--wait", action="store_true", help="return when the restart completed")
+    sn.set_defaults(func=cmd_start_node)
+
     f = nsub.add_parser("fault", help="inject (or with --off clear) a fault")
     f.add_argument("fault", choices=FAULTS)
     f.add_argument("--off", action="store_true")
@@ -159,7 +173,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     f.set_defaults(func=cmd_fault)
 
     v = nsub.add_parser("set-version", help="serve another version profile (views/columns)")
-    v.add_argument("version")
+    v.add_argument("version", help="the SQL node's release: which views and columns exist")
+    v.add_argument("--data-nodes", metavar="VERSION",
+                   help="the data nodes' release when older (a rolling upgrade): tables"
+                   " and columns they lack answer as a real SQL node answers them")
     v.set_defaults(func=cmd_version)
 
 
@@ -224,6 +241,30 @@ def cmd_restart(args: argparse.Namespace) -> int:
 
 
 @_command
+def cmd_stop_node(args: argparse.Namespace) -> int:
+    _, sock = _open(args)
+    res = control.send(sock, {"cmd": "stop-node", "node": args.node})
+    print(f"node {res['node']} stopped (restart {res['restart_id']} waits for"
+          f" `clusterscope lab ndb start-node {res['node']}`)")
+    return 0
+
+
+@_command
+def cmd_start_node(args: argparse.Namespace) -> int:
+    _, sock = _open(args)
+    res = control.send(sock, {"cmd": "start-node", "node": args.node,
+                              "time_scale": args.time_scale})
+    print(f"node {res['node']} starting (restart {res['restart_id']},"
+          f" ~{res['planned_wall_secs']} wall s)", flush=True)
+    if args.wait:
+        rec = control.wait_restart(sock, res["restart_id"],
+                                   res["planned_wall_secs"] * 3 + 60)
+        print(f"restart {res['restart_id']} completed: total_restart_secs"
+              f" {rec['total_restart_secs']}")
+    return 0
+
+
+@_command
 def cmd_fault(args: argparse.Namespace) -> int:
     _, sock = _open(args)
     if args.fault == "restart-stuck" and args.status is None and not args.off:
@@ -244,13 +285,24 @@ def cmd_version(args: argparse.Namespace) -> int:
     lab, sock = _open(args)
     try:
         version_tuple(args.version)
+        if args.data_nodes:
+            if version_tuple(args.data_nodes) > version_tuple(args.version):
+                raise ValueError(f"data nodes {args.data_nodes} newer than the SQL node"
+                                 f" {args.version}: the simulator plays only the other skew")
     except ValueError as exc:
         raise LabError(str(exc)) from exc
-    res = control.send(sock, {"cmd": "version", "version": args.version})
-    lab.save_settings(NAME, {"version": res["version"]})
+    res = control.send(sock, {"cmd": "version", "version": args.version,
+                              "data_version": args.data_nodes})
+    lab.save_settings(NAME, {"version": res["version"],
+                             "data_version": res["data_version"]})
     svc = lab.service(MODEL)
     if svc is not None:
-        lab.register(dataclasses.replace(svc, extra={**svc.extra,
-                                                     "version": res["version"]}))
-    print(f"ndbinfo now serves version profile {res['version']}")
+        lab.register(dataclasses.replace(svc, extra={**svc.extra, "version": res["version"],
+                                                     "data_version": res["data_version"]}))
+    print(f"ndbinfo now serves version profile {res['version']} (data nodes"
+          f" {res['data_version']})")
+    for view in res["not_served"]:
+        print(f"  {view}: not served by the data nodes")
+    for view, cols in res["columns_not_served"].items():
+        print(f"  {view}: {', '.join(cols)} NULL (not served by the data nodes)")
     return 0

@@ -29,8 +29,12 @@ class Runner:
     def __init__(self, args: argparse.Namespace) -> None:
         self.sc = scenarios.load(args.scenario)
         self.version = args.version or self.sc.version
-        self.model = Model(self.sc, self.version, sql_port=args.sql_port, seed=args.seed)
-        self.store = Store(args.socket, self.version)
+        # the data nodes may run an older release than the SQL node (a rolling upgrade
+        # upgrades the SQL nodes last... or first): the model plays the data nodes
+        self.data_version = args.data_version or self.version
+        self.model = Model(self.sc, self.data_version, sql_port=args.sql_port,
+                           seed=args.seed)
+        self.store = Store(args.socket, self.version, self.data_version)
         self.log = ClusterLog(Path(args.cluster_log))
         self.stop = False
 
@@ -45,14 +49,28 @@ class Runner:
             return {"restart_id": run.id, "node": run.node, "profile": run.profile,
                     "planned_total_secs": run.planned_total(),
                     "planned_wall_secs": round(run.planned_total() / run.time_scale, 1)}
+        if kind == "stop-node":
+            run = m.stop_node(int(cmd["node"]))
+            self.store.record_restart(run.id, run.node, run.profile, run.initial,
+                                      run.time_scale, run.planned_total())
+            return {"restart_id": run.id, "node": run.node}
+        if kind == "start-node":
+            run = m.start_node(int(cmd["node"]), float(cmd.get("time_scale") or 1))
+            return {"restart_id": run.id, "node": run.node,
+                    "planned_wall_secs": round(run.planned_total() / run.time_scale, 1)}
         if kind == "fault":
             return self.fault(cmd)
         if kind == "version":
             self.version = cmd["version"]
-            m.version = self.version
+            self.data_version = cmd.get("data_version") or self.version
+            m.version = self.data_version
             self.store.version = self.version
+            self.store.data_version = self.data_version
             self.store.ensure_schema(m.faults.offline, m.faults.view_error)
-            return {"version": self.version}
+            self.store.set_null_columns(m.faults.null_columns)
+            unserved, columns = self.store.not_served()
+            return {"version": self.version, "data_version": self.data_version,
+                    "not_served": sorted(unserved), "columns_not_served": columns}
         raise ValueError(f"unknown command {kind!r}")
 
     def fault(self, cmd: dict) -> dict:
@@ -102,7 +120,8 @@ class Runner:
     def run(self) -> None:
         self.store.ensure_schema()
         self.log.write([("INFO", f"Node {self.sc.mgm_nodes[0]}: Simulated cluster"
-                                 f" '{self.sc.name}' (version {self.version}) model started")])
+                                 f" '{self.sc.name}' (version {self.version}, data nodes"
+                                 f" {self.data_version}) model started")])
         last = time.monotonic()
         last_full = 0.0
         while not self.stop:
@@ -153,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--socket", required=True, help="the simulator MariaDB's unix socket")
     p.add_argument("--scenario", default="default", help="scenario name or YAML file")
     p.add_argument("--version", help="view profile (7.5, 7.6, 8.0, 8.4 or a release)")
+    p.add_argument("--data-version", help="the data nodes' release when older than the SQL"
+                   " node's (version skew during a rolling upgrade; default: --version)")
     p.add_argument("--cluster-log", required=True)
     p.add_argument("--sql-port", type=int, default=3306)
     p.add_argument("--seed", type=int)

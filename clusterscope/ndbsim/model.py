@@ -16,19 +16,21 @@ from ndbinfo_exporter import schema
 
 from clusterscope.ndbsim import restart as rs
 from clusterscope.ndbsim import rows
-from clusterscope.ndbsim.rows import PAGE
+from clusterscope.ndbsim.rows import PAGE, TABLE_ID0
 from clusterscope.ndbsim.scenario import Scenario
 
 # cluster-log lines (ndb_mgmd wording) when the restarting node enters a status
-PHASE_LOG = {1: ["Start phase 0 completed (node restart)",
+PHASE_LOG = {5: ["Start phase 0 completed (node restart)",
                  "Start phase 1 completed (node restart)"],
-             3: ["Start phase 2 completed (node restart)"],
-             7: ["Start phase 3 completed (node restart)"],
-             8: ["Start phase 4 completed (node restart)"],
-             10: ["Start phase 5 completed (node restart)"],
-             11: [f"Start phase {p} completed (node restart)" for p in (6, 7, 8, 9)]}
+             7: ["Start phase 2 completed (node restart)"],
+             11: ["Start phase 3 completed (node restart)"],
+             12: ["Start phase 4 completed (node restart)"],
+             17: ["Start phase 5 completed (node restart)"],
+             18: [f"Start phase {p} completed (node restart)" for p in (6, 7, 8, 9)]}
+NODE_FAILED, NODE_FAILURE_COMPLETED, ALLOCATED_NODE_ID = 2, 3, 4
+COPY_DICT, INCLUDE_NODE, LOCAL_RECOVERY = 10, 11, (12, 13, 14, 15)
+COPY_FRAGMENTS, WAIT_LCP = 16, 17
 LCP_GAP_SECS = 5.0  # cluster seconds between two LCPs
-TABLE_ID0 = 10  # ids below are system tables
 
 
 @dataclass
@@ -61,7 +63,7 @@ class Node:
     dws: deque = field(default_factory=lambda: deque(maxlen=61))  # (lcp B/s, redo B/s)
     slow: list[list[float]] = field(default_factory=list)  # per LDM [io_lag, cpu, min]
     data_pages: float = 0.0
-    restart_status: int | None = None  # while a restart runs
+    restart_status: int | None = None  # while a restart runs (or the node is stopped)
 
 
 @dataclass
@@ -73,17 +75,29 @@ class RestartRun:
     time_scale: float
     steps: list[rs.Step]
     step_start: float
+    master: int  # the DIH master that reports this restart (restart_info comes from it)
     idx: int = 0
     ticks: int = 0
-    done: dict[str, int] = field(default_factory=dict)
+    done: dict[str, float] = field(default_factory=dict)  # phase -> raw cluster seconds
     stuck_since: float | None = None
+    stopped: bool = False  # `stop-node`: held after failure handling until `start-node`
 
     @property
     def status(self) -> int:
-        return self.steps[self.idx].status if self.idx < len(self.steps) else 12
+        return self.steps[self.idx].status if self.idx < len(self.steps) else \
+            rs.RESTART_COMPLETED
 
     def planned_total(self) -> int:
-        return rs.total({s.column: s.secs for s in self.steps if s.column})
+        return rs.planned_total(self.steps)
+
+
+@dataclass
+class RestartRow:
+    """What the master keeps about a node's last restart (restart_info's row)."""
+
+    status: int
+    done: dict[str, float]
+    master: int  # the master that saw the restart as master
 
 
 @dataclass
@@ -119,7 +133,8 @@ class Model:
         self.nodes: dict[int, Node] = {}
         for n in sc.data_nodes:
             node = Node(n, sc.group_of(n))
-            self._fresh_process(node, -self.rng.uniform(2, 4) * 86400)
+            # started together, lowest id first: node 1 is the oldest, so the DIH master
+            self._fresh_process(node, -3 * 86400 - (len(sc.data_nodes) - n))
             self.nodes[n] = node
         self.remotes = [*sc.data_nodes, *sc.mgm_nodes, *sc.sql_nodes, *sc.free_api_slots]
         for node in self.nodes.values():
@@ -140,7 +155,7 @@ class Model:
         self.gci_base = self.rng.randint(100000, 200000)
         self.last_done_lcp: dict[int, int] = {}  # replica node -> id of its last LCP
         self.restarts: dict[int, RestartRun] = {}
-        self.restart_rows: dict[int, tuple[int, dict[str, int], int]] = {}
+        self.restart_rows: dict[int, RestartRow] = {}
         self.next_restart_id = 1
         self.faults = Faults()
         self.log: list[tuple[str, str]] = []
@@ -182,7 +197,8 @@ class Model:
         if other is None:
             return 0
         if other.state == "down":
-            return 1 if other.restart_status == 14 else 2
+            # failure handling done: the transporter waits for the node to come back
+            return 1 if other.restart_status == NODE_FAILURE_COMPLETED else 2
         return 0
 
     def live(self) -> list[Node]:
@@ -193,8 +209,10 @@ class Model:
         return [n for n in self.nodes.values() if n.state == "up"]
 
     def master(self) -> Node | None:
+        """The DIH master is the QMGR president: the oldest running node, not the lowest id
+        (it moves when the master restarts and stays with its successor)."""
         up = self.serving()
-        return min(up, key=lambda n: n.id) if up else None
+        return min(up, key=lambda n: (n.start_ctime, n.id)) if up else None
 
     def gci(self) -> int:
         return self.gci_base + int(self.ctime / 2)
@@ -213,7 +231,7 @@ class Model:
 
     # -- control -----------------------------------------------------------------------
     def start_restart(self, node_id: int, profile: str | None = None, initial: bool = False,
-                      time_scale: float = 1.0) -> RestartRun:
+                      time_scale: float = 1.0, stop: bool = False) -> RestartRun:
         if node_id not in self.nodes:
             raise ValueError(f"node {node_id} is not a data node of this cluster"
                              f" (data nodes: {', '.join(map(str, self.nodes))})")
@@ -230,14 +248,30 @@ class Model:
         profile = profile or rs.profile_for(self.version)
         remaining = 1.0 - self.lcp_progress if self.lcp_running else 0.0
         steps = rs.plan(self.sc, profile, initial=initial, lcp_remaining=remaining, rng=self.rng)
+        node.state = "down"  # before choosing the master: a failing master hands over
+        master = self.master()
         run = RestartRun(self.next_restart_id, node_id, profile, initial, time_scale, steps,
-                         step_start=self.ctime)
+                         step_start=self.ctime, master=master.id if master else node_id,
+                         stopped=stop)
         self.next_restart_id += 1
         self.restarts[node_id] = run
         self.emit(node_id, "Node shutdown initiated")
-        self.emit(node_id, "Node shutdown completed, " + ("Initial start" if initial
-                                                          else "restarting") + ".")
+        self.emit(node_id, "Node shutdown completed" + (
+            "." if stop else ", " + ("Initial start" if initial else "restarting") + "."))
         self._enter(run)
+        return run
+
+    def stop_node(self, node_id: int) -> RestartRun:
+        """`N STOP`: the node goes down and stays down (failure handling runs, then the
+        master waits at NODE_FAILURE_COMPLETED) until start_node()."""
+        return self.start_restart(node_id, time_scale=1.0, stop=True)
+
+    def start_node(self, node_id: int, time_scale: float = 1.0) -> RestartRun:
+        run = self.restarts.get(node_id)
+        if run is None or not run.stopped:
+            raise ValueError(f"node {node_id} is not stopped")
+        run.stopped = False
+        run.time_scale = time_scale
         return run
 
     def _enter(self, run: RestartRun) -> None:
@@ -245,10 +279,9 @@ class Model:
         st = run.status
         node.restart_status = st
         self.status_events.append((run.id, run.node, st, self.ctime))
-        self.restart_rows[run.node] = (st, dict(rs.filled(run.done)), 0)
-        master = self.master()
-        m = master.id if master else run.node
-        if st == 13:
+        self.restart_rows[run.node] = RestartRow(st, dict(run.done), run.master)
+        m = run.master
+        if st == NODE_FAILED:
             node.state = "down"
             self.membership_changed = True
             for peer in self.live():
@@ -258,11 +291,11 @@ class Model:
             self.emit(m, "Arbitration check won - node group majority", "ALERT")
             for mgm in self.sc.mgm_nodes:
                 self.emit(mgm, f"Node {run.node} Disconnected", "ALERT")
-        elif st == 14:
+        elif st == NODE_FAILURE_COMPLETED:
             for peer in self.live():
                 peer.trp[run.node].status = 1
             self.emit(m, f"All nodes completed failure of Node {run.node}")
-        elif st == 0:
+        elif st == ALLOCATED_NODE_ID:
             node.state = "starting"
             self.membership_changed = True
             self._fresh_process(node, self.ctime)
@@ -276,9 +309,9 @@ class Model:
             for mgm in self.sc.mgm_nodes:
                 self.emit(mgm, f"Node {run.node} Connected")
             self.emit(run.node, f"Start initiated (version {self.release()})")
-        elif st == 7:
+        elif st == INCLUDE_NODE:
             self.emit(m, "Node restart completed copy of dictionary information")
-        elif st == 10:
+        elif st == WAIT_LCP:
             self.emit(m, f"Node restart completed copying the fragments to Node {run.node}")
         for line in PHASE_LOG.get(st, []):
             self.emit(run.node, line)
@@ -288,11 +321,10 @@ class Model:
         node.state = "up"
         node.restart_status = None
         self.membership_changed = True
-        secs = rs.filled(run.done)
-        total = rs.total(run.done)
-        self.restart_rows[run.node] = (12, secs, total)
-        self.status_events.append((run.id, run.node, 12, self.ctime))
-        self.completed.append((run.id, run.node, total))
+        self.restart_rows[run.node] = RestartRow(rs.RESTART_COMPLETED, dict(run.done),
+                                                 run.master)
+        self.status_events.append((run.id, run.node, rs.RESTART_COMPLETED, self.ctime))
+        self.completed.append((run.id, run.node, rs.total(run.done)))
         del self.restarts[run.node]
         self.emit(run.node, "Start phase 100 completed (node restart)")
         self.emit(run.node, "Start phase 101 completed (node restart)")
@@ -302,31 +334,29 @@ class Model:
         for run in list(self.restarts.values()):
             run.ticks += 1  # the current status has been published once
             step = run.steps[run.idx]
-            if self.faults.restart_stuck == step.status:
+            held = (self.faults.restart_stuck == step.status
+                    or (run.stopped and step.status == NODE_FAILURE_COMPLETED))
+            if held:
                 if run.stuck_since is None:
                     run.stuck_since = self.ctime
                 continue
             secs = step.secs
             if run.stuck_since is not None:
-                # the step lasted as long as it was stuck: report that, in cluster seconds
-                secs = max(secs, round(self.ctime - run.step_start))
+                # the step lasted as long as it was held, plus its own work
+                secs = max(secs, self.ctime - run.step_start) + (
+                    step.secs if step.status == NODE_FAILURE_COMPLETED else 0.0)
                 step.secs = secs
                 run.stuck_since = None
             if run.ticks < 1 or self.ctime - run.step_start < secs:
                 continue
-            if step.column:
-                run.done[step.column] = secs
+            run.done[step.column] = secs
             run.step_start += secs
             run.idx += 1
             run.ticks = 0
             if run.idx >= len(run.steps):
                 self._finish(run)
             else:
-                prev = step.status
-                if run.steps[run.idx].status != prev:
-                    self._enter(run)
-                else:
-                    self.restart_rows[run.node] = (prev, dict(rs.filled(run.done)), 0)
+                self._enter(run)
 
     def scale(self) -> float:
         if self.restarts:
@@ -448,9 +478,9 @@ class Model:
         for thr, kind in self.threads:
             if kind == "ldm":
                 exec_ = 3 + 90 * util_ldm
-                if rst == 8:
+                if rst in LOCAL_RECOVERY:
                     exec_ = 85  # restore, REDO execution and index rebuild are LDM-bound
-                elif rst in (9, 10):
+                elif rst in (COPY_FRAGMENTS, WAIT_LCP):
                     exec_ = 25
             elif kind == "tc":
                 exec_ = 2 + 90 * util_tc
@@ -459,17 +489,27 @@ class Model:
             elif kind == "send":
                 exec_ = 2 + 25 * util_tc
             elif kind == "main":
-                exec_ = 95 if rst == 0 else (30 if rst == 6 else 4)  # touch memory, copy dict
+                # touching memory, copying the dictionary
+                exec_ = 95 if rst == ALLOCATED_NODE_ID else (30 if rst == COPY_DICT else 4)
             else:
                 exec_ = 2
             exec_ = min(100.0, max(0.0, exec_ + rng.gauss(0, 1.0)))
             spin = exec_ * 0.05 if kind in ("ldm", "tc", "recv") else 0.0
-            send = exec_ * 0.1 if kind in ("ldm", "tc") else (exec_ * 0.6 if kind == "send" else 0)
             bf = buffer_full if kind in ("ldm", "tc") else 0
-            user = min(100.0, exec_ * 0.75 + spin)
-            system = min(100.0 - user, exec_ * 0.2 + send * 0.3)
+            if kind == "send":
+                # a send thread's row repeats its exec share as thread_send and has no
+                # buffer_full (mysql/mysql-server storage/ndb/src/kernel/blocks/thrman.cpp,
+                # CPUSTAT rows of the send threads)
+                send, busy = exec_, exec_
+            else:
+                send = exec_ * 0.1 if kind in ("ldm", "tc") else 0.0
+                busy = exec_ + send + bf
+            # OS user time includes spinning (thrman.cpp: thread_exec excludes spin, OS_user
+            # does not)
+            user = min(100.0, busy * 0.75 + spin)
+            system = min(100.0 - user, busy * 0.25)
             idle = max(0.0, 100.0 - user - system)
-            sleeping = max(0.0, 100.0 - exec_ - spin - send - bf)
+            sleeping = max(0.0, 100.0 - busy - spin)
             elapsed = int(1_000_000 + rng.uniform(-300, 300))
             pct = (round(user), round(system), round(idle), round(exec_), round(sleeping),
                    round(spin), round(send), bf)
@@ -529,7 +569,9 @@ class Model:
         return {
             "version": self.version, "scenario": self.sc.name, "cluster_secs": round(self.ctime, 1),
             "time_scale": self.scale(),
-            "nodes": {str(n.id): {"state": n.state, "group": n.group,
+            "nodes": {str(n.id): {"state": "stopped" if n.id in self.restarts
+                                  and self.restarts[n.id].stopped else n.state,
+                                  "group": n.group,
                                   "uptime": int(self.ctime - n.start_ctime),
                                   "restart_status": n.restart_status,
                                   "redo_used_ratio": round(n.redo_used / (

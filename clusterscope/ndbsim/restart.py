@@ -4,9 +4,15 @@ Durations come from the field facts (README, "Field facts": 7.5.10 vs 7.6.6, ~60
 and scale with the scenario's data size, LDM count and disk write speed. 7.5 waits for one
 full LCP plus part of the one running when it starts (large variance, grows with data size
 and falls with disk write speed); 7.6 waits for a partial local LCP of roughly constant
-length (small variance). Every duration is a whole number of cluster seconds, so
-secs_for_local_recovery is exactly the sum of its parts and total_restart_secs exactly the
-sum of the top-level phases.
+length (small variance).
+
+The states and columns are the kernel's (mysql/mysql-server
+storage/ndb/src/kernel/blocks/dbdih/DbdihMain.cpp, Dbdih::fill_row_with_node_restart_status):
+while the master's status is S, the phases before it are filled and the rest are 0; each
+column is the elapsed time between two state changes in ms, divided by 1000 on its own, so
+the phases add up to a few seconds less than total_restart_secs (node failure to restart
+completed), as on a real cluster. secs_for_local_recovery (restore .. index rebuild) is
+filled from COPY_FRAGMENTS_STARTED on. Durations here are fractional cluster seconds.
 """
 
 from __future__ import annotations
@@ -14,7 +20,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ndbinfo_exporter.schema import LOCAL_RECOVERY_PARTS, TOP_LEVEL_PHASES
+from ndbinfo_exporter.schema import (
+    LOCAL_RECOVERY_PARTS,
+    RESTART_PHASES,
+    version_tuple,
+)
 
 from clusterscope.ndbsim.scenario import Scenario
 
@@ -46,7 +56,6 @@ EXPECTED_TOTAL_RANGE = {"7.5": (900, 1450), "7.6": (385, 440)}
 
 
 def profile_for(version: str) -> str:
-    from ndbinfo_exporter.schema import version_tuple
     return "7.5" if version_tuple(version) < (7, 6) else "7.6"
 
 
@@ -56,14 +65,19 @@ def full_lcp_secs(sc: Scenario) -> float:
 
 @dataclass
 class Step:
-    status: int  # node_restart_status_int while this step runs
-    column: str | None  # secs_* suffix it fills when done
-    secs: int
+    status: int  # node_restart_status_int while this step runs (the state under way)
+    column: str  # the secs_* phase it fills when done
+    secs: float  # cluster seconds
+
+
+COPY_FRAGMENTS_STARTED = 16
+RESTART_COMPLETED = 19
 
 
 def plan(sc: Scenario, profile: str, *, initial: bool = False,
          lcp_remaining: float = 0.5, rng: random.Random | None = None) -> list[Step]:
-    """The steps of one node restart as the master reports it (13, 14, 0 .. 11, then 12)."""
+    """The steps of one node restart as the master reports it: failure handling (2, 3), then
+    4 .. 18; status 19 once the last step is done."""
     if profile not in PROFILES:
         raise ValueError(f"no restart profile {profile!r}; known: {', '.join(PROFILES)}")
     p = PROFILES[profile]
@@ -71,52 +85,58 @@ def plan(sc: Scenario, profile: str, *, initial: bool = False,
     size = sc.data_gb_per_node / REF_DATA_GB
     per_ldm = size * REF_LDM / sc.ldm
 
-    def j(x: float) -> int:
-        return max(0, round(x * (1 + r.uniform(-p.jitter, p.jitter))))
+    def j(x: float) -> float:
+        return max(0.0, x * (1 + r.uniform(-p.jitter, p.jitter)))
 
-    def small(lo: float, hi: float) -> int:
-        return round(r.uniform(lo, hi))
+    def small(lo: float, hi: float) -> float:
+        return r.uniform(lo, hi)
 
     if p.partial_lcp:
-        wait_lcp = j(p.local_lcp_secs) + round(p.cluster_lcp_secs)
+        wait_lcp = j(p.local_lcp_secs) + p.cluster_lcp_secs
     else:
         # the LCP that is running must finish, then one full LCP must run
         full = full_lcp_secs(sc)
         wait_lcp = j(full * (1.0 + 0.5 * min(max(lcp_remaining, 0.0), 1.0)))
-    restore = 0 if initial else j(p.restore * per_ldm)
-    redo = 0 if initial else j(p.exec_redo * size)
-    sync = (j(sc.data_gb_per_node * 1e9 / COPY_FRAGMENT_BPS) if initial else small(0, 1))
-    steps = [
-        Step(13, "to_complete_node_failure", small(1, 2)),
-        Step(14, "to_allocate_node_id", small(1, 2)),
-        Step(0, "to_include_in_heartbeat_protocol", j(sc.data_memory_gb / TOUCH_MEMORY_GBPS)),
-        Step(1, "until_wait_for_ndbcntr_master", small(0, 1)),
-        Step(2, "wait_for_ndbcntr_master", small(0, 1)),
-        Step(3, "to_get_start_permitted", small(0, 1)),
-        Step(4, None, 0),
-        Step(5, "to_wait_for_lcp_for_copy_meta_data", small(0, 1) if not p.partial_lcp else 0),
-        Step(6, "to_copy_meta_data", small(1, 2)),
-        Step(7, "to_include_node", small(0, 1)),
-        Step(7, "starting_node_to_request_local_recovery", small(0, 1)),
-        Step(8, "restore_fragments", restore),
-        Step(8, "undo_disk_data", 0),  # no disk-data tables in the scenarios
-        Step(8, "exec_redo_log", redo),
-        Step(8, "index_rebuild", j(p.index_rebuild * per_ldm)),
-        Step(9, "to_synchronize_starting_node", sync),
-        Step(10, "wait_lcp_for_restart", wait_lcp),
-        Step(11, "wait_subscription_handover", small(5, 6)),
+    restore = 0.0 if initial else j(p.restore * per_ldm)
+    redo = 0.0 if initial else j(p.exec_redo * size)
+    sync = (j(sc.data_gb_per_node * 1e9 / COPY_FRAGMENT_BPS) if initial else small(0.1, 1.2))
+    phases = [  # in the kernel's order: status S runs the phase RESTART_PHASES[S - 2]
+        ("to_complete_node_failure", small(1.0, 2.5)),
+        ("to_allocate_node_id", small(1.0, 2.5)),
+        ("to_include_in_heartbeat_protocol", j(sc.data_memory_gb / TOUCH_MEMORY_GBPS)),
+        ("until_wait_for_ndbcntr_master", small(0.1, 1.2)),
+        ("wait_for_ndbcntr_master", small(0.1, 1.2)),
+        ("to_get_start_permitted", small(0.1, 1.2)),
+        ("to_wait_for_lcp_for_copy_meta_data", small(0.1, 1.2) if not p.partial_lcp else 0.0),
+        ("to_copy_meta_data", small(1.0, 2.5)),
+        ("to_include_node", small(0.1, 1.2)),
+        ("starting_node_to_request_local_recovery", small(0.1, 1.2)),
+        ("restore_fragments", restore),
+        ("undo_disk_data", 0.0),  # no disk-data tables in the scenarios
+        ("exec_redo_log", redo),
+        ("index_rebuild", j(p.index_rebuild * per_ldm)),
+        ("to_synchronize_starting_node", sync),
+        ("wait_lcp_for_restart", wait_lcp),
+        ("wait_subscription_handover", small(5.0, 6.5)),
     ]
-    return steps
+    return [Step(status, column, secs) for status, (column, secs) in enumerate(phases, 2)]
 
 
-def filled(done: dict[str, int]) -> dict[str, int]:
-    """secs_* values for the phases done so far, with the derived sums once known."""
-    out = dict(done)
-    if all(p in done for p in LOCAL_RECOVERY_PARTS):
-        out["for_local_recovery"] = sum(done[p] for p in LOCAL_RECOVERY_PARTS)
+def filled(done: dict[str, float], status: int) -> dict[str, int]:
+    """The secs_* columns as the master writes them in `status`: phases done, each
+    truncated to whole seconds on its own; for_local_recovery from COPY_FRAGMENTS_STARTED
+    on; the rest 0 (Dbdih::fill_row_with_node_restart_status)."""
+    out = {p: int(done[p]) for p in RESTART_PHASES if p in done}
+    if status >= COPY_FRAGMENTS_STARTED:
+        out["for_local_recovery"] = int(sum(done.get(p, 0.0) for p in LOCAL_RECOVERY_PARTS))
     return out
 
 
-def total(done: dict[str, int]) -> int:
-    d = filled(done)
-    return sum(d.get(p, 0) for p in TOP_LEVEL_PHASES)
+def total(done: dict[str, float]) -> int:
+    """total_restart_secs: node failure to restart completed, truncated once (`done` holds
+    each phase's raw seconds, never the for_local_recovery aggregate)."""
+    return int(sum(done.values()))
+
+
+def planned_total(steps: list[Step]) -> int:
+    return total({s.column: s.secs for s in steps})

@@ -13,12 +13,15 @@ from typing import TYPE_CHECKING
 from ndbinfo_exporter import schema
 
 from clusterscope.ndbsim import ddl
+from clusterscope.ndbsim import restart as rs
 
 if TYPE_CHECKING:
-    from clusterscope.ndbsim.model import Model, Node
+    from clusterscope.ndbsim.model import Model, Node, RestartRow
 
 Rows = tuple[list[str], list[tuple]]
 PAGE = 32768
+TABLE_ID0 = 10  # table ids below are system tables
+INCLUDE_NODE_IN_LCP_AND_GCP = 11
 THREAD_DESC = {
     "main": "main thread, schema and distribution handling",
     "rep": "rep thread, asynch replication and proxy block handling",
@@ -28,7 +31,8 @@ THREAD_DESC = {
     "send": "send thread, performing send handling",
 }
 # nodes.start_phase while a restart is in a given node_restart_status_int
-START_PHASE = {0: 1, 1: 2, 2: 2, 3: 3, 4: 3, 5: 3, 6: 3, 7: 4, 8: 4, 9: 5, 10: 5, 11: 9}
+START_PHASE = {4: 1, 5: 2, 6: 2, 7: 3, 8: 3, 9: 3, 10: 3, 11: 4, 12: 4, 13: 4, 14: 4, 15: 4,
+               16: 5, 17: 5, 18: 9}
 
 
 def _bcols(view: str) -> list[str]:
@@ -125,11 +129,48 @@ def _node_type(sim: Model, n: int) -> int:
 
 def _restart_info(sim: Model) -> tuple[list[str], list[tuple]]:
     cols = _bcols("restart_info")
+    master = sim.master()
+    if master is None:
+        return cols, []  # only a started DIH master reports restart_info
     rows = []
-    for node_id, (st, secs, total) in sorted(sim.restart_rows.items()):
+    for node_id, row in sorted(sim.restart_rows.items()):
+        st, secs, total = _restart_row(row, master.id)
         rows.append((node_id, schema.RESTART_STATUS[st], st,
                      *[secs.get(p, 0) for p in schema.RESTART_PHASES], total))
     return cols, rows
+
+
+def _restart_row(row: RestartRow, master: int) -> tuple[int, dict[str, int], int]:
+    """(status, secs_* columns, total) as the current master reports the row.
+
+    A master reports what it saw as master (Dbdih::fill_row_with_node_restart_status). A
+    restart it watched as a non-master (the master changed since) is reported in the
+    states non-masters keep, 20-24, and a completed one (24) with only the few phases a
+    non-master timed (Dbdih::handle_before_master, DbdihMain.cpp)."""
+    st, done = row.status, row.done
+    if row.master == master or st in schema.RESTART_FAILURE:
+        secs = rs.filled(done, st)
+        return st, secs, rs.total(done) if st in schema.RESTART_COMPLETED else 0
+    if st not in schema.RESTART_COMPLETED:
+        before = 20 if st <= 8 else 21 if st <= 11 else 22 if st <= 16 else 23
+        return before, {"to_complete_node_failure": int(done.get("to_complete_node_failure",
+                                                                 0))}, 0
+
+    def span(first: str, last: str) -> int:
+        phases = schema.RESTART_PHASES
+        names = [p for p in phases[phases.index(first):phases.index(last) + 1]
+                 if p != "for_local_recovery"]
+        return int(sum(done.get(p, 0.0) for p in names))
+
+    secs = {"to_complete_node_failure": int(done.get("to_complete_node_failure", 0)),
+            # failure -> start permitted, permitted -> included, included -> synched,
+            # synched -> waiting for the LCP: the times a non-master records
+            "to_get_start_permitted": span("to_complete_node_failure", "to_get_start_permitted"),
+            "to_include_node": span("to_wait_for_lcp_for_copy_meta_data", "to_include_node"),
+            "for_local_recovery": span("starting_node_to_request_local_recovery",
+                                       "index_rebuild"),
+            "to_synchronize_starting_node": int(done.get("to_synchronize_starting_node", 0))}
+    return 24, secs, rs.total(done)
 
 def _nodes(sim: Model) -> tuple[list[str], list[tuple]]:
     rows = []
@@ -143,7 +184,8 @@ def _nodes(sim: Model) -> tuple[list[str], list[tuple]]:
 
 def _processes(sim: Model, live: list[Node]) -> tuple[list[str], list[tuple]]:
     ver = mysql_version(sim.version)
-    procs = [(n.id, 0, ver, n.pid, n.pid - 1, "ndbmtd", "ndb://127.0.0.1") for n in live]
+    # angel_process_id 0 (the view shows NULL), as on the workshop's 7.6.9 cluster
+    procs = [(n.id, 0, ver, n.pid, 0, "ndbmtd", "ndb://127.0.0.1") for n in live]
     procs += [(mgm, 2, ver, 1000 + mgm, 0, "ndb_mgmd", "ndb://127.0.0.1:1186")
               for mgm in sim.sc.mgm_nodes]
     for i, s in enumerate(sim.sc.sql_nodes):
@@ -154,10 +196,17 @@ def _processes(sim: Model, live: list[Node]) -> tuple[list[str], list[tuple]]:
 
 def _transporter_rows(sim: Model, live: list[Node]) -> tuple[list[str], list[tuple]]:
     cols = _bcols("transporters")
-    rows = [(n.id, r, t.status, "127.0.0.1" if t.status == 0 else "", int(t.sent),
+    # 7.x: a row for every node id including the reporting node itself (DISCONNECTED), and
+    # "-" as the address of a link that is not connected (mysql/mysql-server
+    # storage/ndb/src/kernel/blocks/trpman.cpp, 7.x TRANSPORTERS scan); 8.x skips itself
+    seven = schema.version_tuple(sim.version) < (8, 0)
+    none = "-" if seven else ""
+    rows = [(n.id, r, t.status, "127.0.0.1" if t.status == 0 else none, int(t.sent),
              int(t.received), t.connects, t.overloaded, t.overloads, t.slowdown,
              t.slowdowns, 0) for n in live for r, t in sorted(n.trp.items())]
-    return cols, rows
+    if seven:
+        rows += [(n.id, n.id, 2, "-", 0, 0, 0, 0, 0, 0, 0, 0) for n in live]
+    return cols, sorted(rows)
 
 def _transporter_details(sim: Model, live: list[Node]) -> tuple[list[str], list[tuple]]:
     cols = _bcols("transporter_details")
@@ -188,7 +237,9 @@ def _pools(sim: Model, live: list[Node]) -> tuple[list[str], list[tuple]]:
         lmb = sim.rng.randint(100, 600)
         rows.append((n.id, 254, 0, "Long message buffer", lmb, 16384, 2000, 256,
                      0, 0, 0, 0, 6, 1))
-        if schema.version_tuple(sim.version) < (7, 6):
+        # 7.x still reports DBACC's Index memory: a 7.6.9 cluster lists it
+        # (wwwted/ndb-cluster-workshop labs/Lab_4_mon.md, Oracle's NDB workshop)
+        if schema.version_tuple(sim.version) < (8, 0):
             rows.append((n.id, 248, 0, "Index memory", int(used * 0.12),
                          int(total * 0.15), int(used * 0.12), 8192, 0, 0, 0, 0, 3, 2))
     return cols, rows
@@ -199,7 +250,9 @@ def _resources(sim: Model, live: list[Node]) -> tuple[list[str], list[tuple]]:
     rows = []
     for n in live:
         dm = int(min(total, n.data_pages))
-        vals = {0: (0, 0, 0), 1: (2560, 300, 0), 2: (0, 0, 0), 3: (total, dm, total),
+        # from TRANSACTION_MEMORY on: a real 7.6.9 `resources` has no RESERVED row
+        # (labs/Lab_4_mon.md, as above)
+        vals = {1: (2560, 300, 0), 2: (0, 0, 0), 3: (total, dm, total),
                 4: (1024, 80, 0), 5: (2048, 300, 0), 6: (1024, 120, 2048),
                 7: (1024, 64, 1024), 8: (0, 40, 0), 9: (64, 2, 256)}
         for rid, (res, used, mx) in vals.items():
@@ -209,6 +262,11 @@ def _resources(sim: Model, live: list[Node]) -> tuple[list[str], list[tuple]]:
 def _lcp_tables(sim: Model, live: list[Node]) -> dict[str, tuple[list[str], list[tuple]]]:
     sc = sim.sc
     serving = {n.id for n in sim.serving()}
+    # a restarting node joins the running LCP once it is included in the LCP and GCP
+    # protocols: its replicas of the fragments not yet done count again (Dbdih::updateLcpInfo,
+    # `noLcpReplicas++`), so the LCP's remaining work grows while a node restarts
+    joined = {n.id for n in sim.nodes.values() if n.state == "starting"
+              and (n.restart_status or 0) >= INCLUDE_NODE_IN_LCP_AND_GCP}
     nfrag = len(sim.fragments)
     done_upto = int(sim.lcp_progress * nfrag) if sim.lcp_running else nfrag
     g = sim.gci()
@@ -219,8 +277,12 @@ def _lcp_tables(sim: Model, live: list[Node]) -> dict[str, tuple[list[str], list
         alive = [x for x in members if x in serving]
         primary = pref if pref in alive else (alive[0] if alive else 0)
         backups = [x for x in alive if x != primary] + [0, 0, 0]
-        done = k < done_upto
-        lcp_left = 0 if (done or not sim.lcp_running) else len(alive)
+        logged = tid - TABLE_ID0 >= sc.nologging_tables
+        done = k < done_upto or not logged
+        # only live replicas of logged tables are checkpointed (a dead node's replicas and
+        # NOLOGGING tables never get num_lcp_replicas: DbdihMain.cpp, tabStorage checks)
+        participants = [x for x in members if x in serving or x in joined]
+        lcp_left = 0 if (done or not sim.lcp_running) else len(participants)
         frag_rows.append((tid, f, f, f // sc.node_groups, f % sc.redo_log_parts,
                           sc.replicas, primary, pref, backups[0], backups[1], backups[2],
                           len(alive), sc.replicas - len(alive), lcp_left))
@@ -231,6 +293,8 @@ def _lcp_tables(sim: Model, live: list[Node]) -> dict[str, tuple[list[str], list
             last = sim.last_done_lcp.get(member, sim.lcp_id - (1 if sim.lcp_running else 0))
             if done and sim.lcp_running and is_alive:
                 last = sim.lcp_id
+            if not logged:
+                last = 0  # never checkpointed
             ongoing = int(sim.lcp_running and is_alive and not done)
             rep_rows.append((tid, f, 1, member, ongoing, int(not is_alive), g - 2, g - 3, last,
                              max(0, last - 1), g - 200, g - 201, 1, g if is_alive else 0,
@@ -243,7 +307,8 @@ def _lcp_tables(sim: Model, live: list[Node]) -> dict[str, tuple[list[str], list
         else:
             lcp_st, upd = 2, 1
         parts = sc.ldm * sc.node_groups
-        tds_rows.append((tid, 0, upd, lcp_st, 1, 1, 2, parts, parts, 0, 0, 0))
+        storage = 1 if tid - TABLE_ID0 >= sc.nologging_tables else 0  # 1 NORMAL, 0 NOLOGGING
+        tds_rows.append((tid, 0, upd, lcp_st, 1, storage, 2, parts, parts, 0, 0, 0))
     tf_cols = _bcols("table_fragments")
     tr_cols = _bcols("table_replicas")
     tds_cols = _bcols("table_distribution_status")

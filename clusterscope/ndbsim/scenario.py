@@ -24,6 +24,8 @@ class Scenario:
     free_api_slots: list[int]
     threads: dict[str, int]
     tables: int
+    # NOLOGGING tables (of `tables`): never checkpointed, so never counted in an LCP's work
+    nologging_tables: int
     data_gb_per_node: float
     data_memory_gb: float
     redo_log_parts: int
@@ -85,6 +87,7 @@ def load(name_or_path: str) -> Scenario:
         sql_nodes=[int(x) for x in c.get("sql_nodes", [50])],
         free_api_slots=[int(x) for x in c.get("free_api_slots", [])],
         threads=threads, tables=int(c.get("tables", 16)),
+        nologging_tables=int(c.get("nologging_tables", 0)),
         data_gb_per_node=float(d["data_gb_per_node"]),
         data_memory_gb=float(d.get("data_memory_gb", d["data_gb_per_node"] * 1.2)),
         redo_log_parts=int(d.get("redo_log_parts", 4)),

@@ -25,6 +25,26 @@ SIM_DB = "ndbsim"
 # "ndbinfo offline": MariaDB cannot emit NDB's Note 1 / warning 40001, so offline views
 # return 0 rows plus warning 1292 (Truncated incorrect INTEGER value: 'offline')
 OFFLINE_WHERE = "CAST('offline' AS UNSIGNED) = 1"
+# A table the SQL node knows but its (older) data nodes do not serve:
+# - 8.0+ opens it OFFLINE_UPGRADING and answers 0 rows with a Note (mysql/mysql-server
+#   storage/ndb/plugin/ha_ndbinfo.cc, rnd_init): the offline answer above, for that view;
+# - 7.x fails to open it (sql/ha_ndbinfo.cc, open() -> HA_ERR_NO_SUCH_TABLE: "no such
+#   table", which a view reports as error 1356): a function that raises 1146, called by
+#   the view. The exporter's account may EXECUTE it (a stand-in NDB does not need).
+NOT_SERVED_FUNCTION = "ndb_not_served"
+NOT_SERVED_DDL = (
+    f"CREATE FUNCTION {DB}.{NOT_SERVED_FUNCTION}() RETURNS INT SQL SECURITY DEFINER BEGIN"
+    " SIGNAL SQLSTATE '42S02' SET MYSQL_ERRNO = 1146, MESSAGE_TEXT = 'the data nodes do not"
+    " serve this table (simulated version skew)'; RETURN 0; END")
+
+# A scan that fails (the view-error fault): ha_ndbinfo maps NdbInfo::ERR_ClusterFailure to
+# HA_ERR_NO_CONNECTION, "Connection to NDB failed", which the server reports as ER_GET_ERRMSG
+# 1296 (mysql/mysql-server storage/ndb/plugin/ha_ndbinfo.cc, err2mysql / error_messages)
+SCAN_ERROR_FUNCTION = "ndb_scan_error"
+SCAN_ERROR_DDL = (
+    f"CREATE FUNCTION {DB}.{SCAN_ERROR_FUNCTION}() RETURNS INT SQL SECURITY DEFINER BEGIN"
+    " SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1296, MESSAGE_TEXT = 'Got error 157"
+    " ''Connection to NDB failed'' from NDBINFO'; RETURN 0; END")
 
 CONTROL_DDL = [
     f"CREATE DATABASE IF NOT EXISTS {SIM_DB}",
@@ -49,9 +69,11 @@ def connect(sock: str | Path) -> pymysql.connections.Connection:
 
 
 class Store:
-    def __init__(self, sock: str | Path, version: str) -> None:
+    def __init__(self, sock: str | Path, version: str, data_version: str | None = None
+                 ) -> None:
         self.sock = sock
-        self.version = version
+        self.version = version  # the SQL node's: which views and columns it defines
+        self.data_version = data_version or version  # the data nodes': what they serve
         self.conn = connect(sock)
         self.last: dict[str, int] = {}
         self.null_columns: dict[str, set[str]] = {}
@@ -71,26 +93,42 @@ class Store:
             cur.execute(f"CREATE DATABASE {DB} DEFAULT CHARSET latin1")
             for stmt in ddl.ddl(self.version, DB).tables:
                 cur.execute(stmt)
+            cur.execute(NOT_SERVED_DDL)
+            cur.execute(SCAN_ERROR_DDL)
+            cur.execute("SELECT DISTINCT User, Host FROM mysql.db WHERE Db = %s", (DB,))
+            for user, host in cur.fetchall():
+                for fn in (NOT_SERVED_FUNCTION, SCAN_ERROR_FUNCTION):
+                    cur.execute(f"GRANT EXECUTE ON FUNCTION {DB}.{fn} TO %s@%s",
+                                (user, host))
         self._base_cols = {t.name: [n for n, _ in t.columns_for(self.version)]
                            for t in ddl.base_tables_for(self.version)}
         self.last.clear()
         self.apply_views(offline, broken or set())
 
+    def not_served(self) -> tuple[set[str], dict[str, list[str]]]:
+        """Views, and columns of views, the SQL node defines but its data nodes lack."""
+        served = {v.name: v for v in schema.views_for(self.data_version)}
+        views, columns = set(), {}
+        for v in schema.views_for(self.version):
+            if v.name not in served:
+                views.add(v.name)
+                continue
+            theirs = {c.name for c in v.columns_for(self.data_version)}
+            missing = [c.name for c in v.columns_for(self.version) if c.name not in theirs]
+            if missing:
+                columns[v.name] = missing
+        return views, columns
+
     def apply_views(self, offline: bool, broken: set[str]) -> None:
-        where = OFFLINE_WHERE if offline else ""
+        unserved, _ = self.not_served()
+        skew_where = (OFFLINE_WHERE if schema.version_tuple(self.version) >= (8,)
+                      else f"{DB}.{NOT_SERVED_FUNCTION}() = 0")
         with self.cur() as cur:
             for v in schema.views_for(self.version):
-                sql = ddl.create_view_sql(v, self.version, DB, where)
-                if v.name in broken:
-                    # a view whose base table no longer matches: every SELECT fails with
-                    # error 1356, like an SQL node whose view definition the data nodes
-                    # do not support
-                    ghost = f"{v.base}_sim_broken"
-                    cur.execute(f"CREATE TABLE IF NOT EXISTS {DB}.`{ghost}` LIKE {DB}.`{v.base}`")
-                    cur.execute(sql.replace(f"`{v.base}`", f"`{ghost}`"))
-                    cur.execute(f"DROP TABLE {DB}.`{ghost}`")
-                else:
-                    cur.execute(sql)
+                where = (f"{DB}.{SCAN_ERROR_FUNCTION}() = 0" if v.name in broken
+                         else OFFLINE_WHERE if offline
+                         else skew_where if v.name in unserved else "")
+                cur.execute(ddl.create_view_sql(v, self.version, DB, where))
 
     # -- rows --------------------------------------------------------------------------
     def write(self, tables: dict[str, tuple[list[str], list[tuple]]]) -> int:
@@ -121,8 +159,13 @@ class Store:
         return written
 
     def set_null_columns(self, by_view: dict[str, list[str]]) -> None:
-        """View columns -> the base columns the model writes NULL into (version skew)."""
+        """View columns -> the base columns the model writes NULL into (the null-columns
+        fault, and columns the data nodes lack: NULL, as an SQL node newer than its data
+        nodes reads them, storage/ndb/plugin/ha_ndbinfo.cc)."""
         out: dict[str, set[str]] = {}
+        by_view = dict(by_view)
+        for view_name, cols in self.not_served()[1].items():
+            by_view[view_name] = sorted({*by_view.get(view_name, []), *cols})
         for view_name, cols in by_view.items():
             v = schema.view(view_name)
             for c in cols:

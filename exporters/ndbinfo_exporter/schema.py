@@ -22,7 +22,9 @@ B = "BIGINT UNSIGNED"  # kernel Number64
 S = "VARCHAR(512)"  # kernel String
 
 # short version profiles the lab and tests use -> the release each one stands for
-PROFILES: dict[str, str] = {"7.5": "7.5.10", "7.6": "7.6.6", "8.0": "8.0.40", "8.4": "8.4.3"}
+PROFILES: dict[str, str] = {"7.5": "7.5.10", "7.6": "7.6.6", "8.0": "8.0.40", "8.4": "8.4.3",
+                            "9.x": "9.6.0"}
+SENDBUFFER_SINCE = "8.0.38"
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -170,32 +172,48 @@ LCP_STATUS = ((1, "ACTIVE"), (2, "wRITING_TO_FILE"), (3, "COMPLETED"))
 TAB_STATUS = ((0, "IDLE"), (1, "ACTIVE"), (2, "CREATING"), (3, "DROPPING"))
 TAB_STORAGE = ((0, "NOLOGGING"), (1, "NORMAL"), (2, "TEMPORARY"))
 
-# restart_info: node_restart_status_int -> node_restart_status text (manual, 7.4 -> 9.x)
-RESTART_STATUS: dict[int, str] = {
-    0: "Allocated node id", 1: "Included in heartbeat protocol",
-    2: "Wait for NDBCNTR master to permit us to start",
-    3: "NDBCNTR master permitted us to start", 4: "All nodes permitted us to start",
-    5: "Wait for LCP completion to start copying metadata",
-    6: "Copying metadata to starting node", 7: "Include node in LCP and GCP protocols",
-    8: "Restore fragments ongoing", 9: "Synchronizing starting node with live nodes",
-    10: "Wait for LCP to ensure durability", 11: "Wait for handover of subscriptions",
-    12: "Restart completed", 13: "Node failed, failure handling in progress",
-    14: "Node failure handling completed", 15: "All nodes permitted us to start",
-    16: "Include node in LCP and GCP protocols", 17: "Synchronizing starting node with live nodes",
-    18: "", 19: "Restart completed", 20: "", 21: "Initial state"}
+# restart_info.node_restart_status_int is the data node kernel's NodeRecoveryStatus, written
+# raw (mysql/mysql-server storage/ndb/src/kernel/blocks/dbdih/Dbdih.hpp, enum
+# NodeRecoveryStatus; Dbdih::fill_row_with_node_restart_status in DbdihMain.cpp:
+# `row.write_uint32(Uint32(nodePtr.p->nodeRecoveryStatus))`). Not the manual's 0-21 table,
+# which is wrong: there 12 is "completed", in the kernel 12 is LOCAL_RECOVERY_STARTED.
 RESTART_STATUS_NAME: dict[int, str] = dict(enumerate((
+    "NOT_DEFINED_IN_CLUSTER", "NODE_NOT_RESTARTED_YET", "NODE_FAILED", "NODE_FAILURE_COMPLETED",
     "ALLOCATED_NODE_ID", "INCLUDED_IN_HB_PROTOCOL", "NDBCNTR_START_WAIT", "NDBCNTR_STARTED",
     "START_PERMITTED", "WAIT_LCP_TO_COPY_DICT", "COPY_DICT_TO_STARTING_NODE",
-    "INCLUDE_NODE_IN_LCP_AND_GCP", "LOCAL_RECOVERY_STARTED", "COPY_FRAGMENTS_STARTED",
-    "WAIT_LCP_FOR_RESTART", "WAIT_SUMA_HANDOVER", "RESTART_COMPLETED", "NODE_FAILED",
-    "NODE_FAILURE_COMPLETED", "NODE_GETTING_PERMIT", "NODE_GETTING_INCLUDED",
-    "NODE_GETTING_SYNCHED", "NODE_GETTING_LCP_WAITED", "NODE_ACTIVE",
-    "NOT_DEFINED_IN_CLUSTER", "NODE_NOT_RESTARTED_YET")))
-# a normal node restart as the master reports it, and as the other nodes do
-RESTART_ORDER_MASTER = (13, 14, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
-RESTART_ORDER_OTHERS = (13, 14, 15, 16, 17, 18, 19)
-RESTART_COMPLETED = frozenset({12, 19})
-RESTART_NO_INFO = frozenset({20, 21})  # no restart information for the node
+    "INCLUDE_NODE_IN_LCP_AND_GCP", "LOCAL_RECOVERY_STARTED", "RESTORE_FRAG_COMPLETED",
+    "UNDO_DD_COMPLETED", "EXECUTE_REDO_LOG_COMPLETED", "COPY_FRAGMENTS_STARTED",
+    "WAIT_LCP_FOR_RESTART", "WAIT_SUMA_HANDOVER", "RESTART_COMPLETED", "NODE_GETTING_PERMIT",
+    "NODE_GETTING_INCLUDED", "NODE_GETTING_SYNCHED", "NODE_IN_LCP_WAIT_STATE", "NODE_ACTIVE")))
+# node_restart_status: Dbdih::get_status_str (DbdihMain.cpp, AKJUS/mysql-server mirror of
+# trunk @53c1e76a4336); a state names what is *under way* (13 = restore done, undo ongoing)
+RESTART_STATUS: dict[int, str] = {
+    1: "Initial state", 2: "Node failed, fail handling ongoing",
+    3: "Node failure handling complete", 4: "Allocated node id",
+    5: "Included in heartbeat protocol", 6: "Wait for NDBCNTR master permit",
+    7: "NDBCNTR master permitted us", 8: "All nodes permitted us",
+    9: "Wait for LCP complete to copy meta data", 10: "Copy meta data to start node",
+    11: "Include node in LCP/GCP protocols", 12: "Restore fragments ongoing",
+    13: "Undo Disk data ongoing", 14: "Execute REDO logs ongoing", 15: "Build indexes ongoing",
+    16: "Synchronize start node with live nodes", 17: "Wait LCP to ensure durability",
+    18: "Wait handover of subscriptions", 19: "Restart completed",
+    20: "All nodes permitted us", 21: "Include node in LCP/GCP protocols",
+    22: "Synchronize start node with live nodes", 23: "Wait LCP to ensure durability",
+    24: "Restart completed"}
+# a normal node restart as the DIH master reports it (failure handling, then 4 .. 19); the
+# states 20-24 are what a node that was not master during the restart kept, reported once
+# it became master (a master takeover)
+RESTART_ORDER_MASTER = (2, 3, *range(4, 20))
+RESTART_ORDER_BEFORE_MASTER = (20, 21, 22, 23, 24)
+RESTART_COMPLETED = frozenset({19, 24})
+RESTART_FAILURE = frozenset({2, 3})  # the node is down: failure handling
+# never reported: Dbdih's execDBINFO_SCANREQ skips NODE_NOT_RESTARTED_YET and
+# NOT_DEFINED_IN_CLUSTER (no restart information)
+RESTART_NO_INFO = frozenset({0, 1})
+# status 24 rows fill only these phases (Dbdih::handle_before_master) besides the total
+RESTART_PHASES_BEFORE_MASTER = ("to_complete_node_failure", "to_get_start_permitted",
+                                "to_include_node", "for_local_recovery",
+                                "to_synchronize_starting_node")
 
 # secs_* columns in view order; LOCAL_RECOVERY_PARTS sum to secs_for_local_recovery and the
 # top-level phases (all but those parts) sum to total_restart_secs
@@ -298,6 +316,11 @@ VIEWS: tuple[View, ...] = (
     View("transporters", "ndb$transporters", "7.1.0",
          (*_TRP_COLS, Column("encrypted", I, since="8.3.0")),
          base_columns=_TRP_BASE, base_column_since=(("encrypted", "8.3.0"),)),
+    # Columns by release (mysql/mysql-server manuals): 8.0.37 added the view with node_id ..
+    # encrypted ("The transporter_details table was added in NDB 8.0.37"); the 8.0.38
+    # release notes and 8.4.0 add the four sendbuffer_* columns; the 9.5 manual adds `type`;
+    # `heartbeat_interval` and `last_recv` are only in trunk's ha_ndbinfo_sql.cc (AKJUS
+    # mirror, 2026): their release is not published, assumed 9.6 here.
     View("transporter_details", "ndb$transporter_details", "8.0.37", (
         Column("node_id", I), Column("block_instance", I), Column("trp_id", I),
         Column("remote_node_id", I),
@@ -306,13 +329,13 @@ VIEWS: tuple[View, ...] = (
         Column("bytes_received", B, "bytes"), Column("connect_count", I),
         Column("overloaded", I), Column("overload_count", I), Column("slowdown", I),
         Column("slowdown_count", I), Column("encrypted", I),
-        Column("sendbuffer_used_bytes", B, "bytes"),
-        Column("sendbuffer_max_used_bytes", B, "bytes"),
-        Column("sendbuffer_alloc_bytes", B, "bytes"),
-        Column("sendbuffer_max_alloc_bytes", B, "bytes"),
-        enum("type", "type", TRANSPORTER_TYPE, None),
-        Column("heartbeat_interval", I, "milliseconds"),
-        Column("last_recv", B, "microseconds")),
+        Column("sendbuffer_used_bytes", B, "bytes", since=SENDBUFFER_SINCE),
+        Column("sendbuffer_max_used_bytes", B, "bytes", since=SENDBUFFER_SINCE),
+        Column("sendbuffer_alloc_bytes", B, "bytes", since=SENDBUFFER_SINCE),
+        Column("sendbuffer_max_alloc_bytes", B, "bytes", since=SENDBUFFER_SINCE),
+        enum("type", "type", TRANSPORTER_TYPE, None, since="9.5.0"),
+        Column("heartbeat_interval", I, "milliseconds", since="9.6.0"),
+        Column("last_recv", B, "microseconds", since="9.6.0")),
         base_columns=(("node_id", I), ("block_instance", I), ("trp_id", I),
                       ("remote_node_id", I), ("connection_status", I), ("remote_address", S),
                       ("bytes_sent", B), ("bytes_received", B), ("connect_count", I),
@@ -320,7 +343,11 @@ VIEWS: tuple[View, ...] = (
                       ("slowdown_count", I), ("encrypted", I), ("sendbuffer_used_bytes", B),
                       ("sendbuffer_max_used_bytes", B), ("sendbuffer_alloc_bytes", B),
                       ("sendbuffer_max_alloc_bytes", B), ("type", I),
-                      ("heartbeat_interval", I), ("last_recv", B))),
+                      ("heartbeat_interval", I), ("last_recv", B)),
+        base_column_since=(*((c, SENDBUFFER_SINCE) for c in (
+            "sendbuffer_used_bytes", "sendbuffer_max_used_bytes", "sendbuffer_alloc_bytes",
+            "sendbuffer_max_alloc_bytes")), ("type", "9.5.0"), ("heartbeat_interval", "9.6.0"),
+            ("last_recv", "9.6.0"))),
     View("memoryusage", "ndb$pools", "7.1.0", (
         Column("node_id", I), Column("memory_type", S, expr="pool_name"),
         Column("used", "DECIMAL(42,0)", "bytes",
@@ -336,9 +363,12 @@ VIEWS: tuple[View, ...] = (
                       ("type_id", I)),
         base_column_since=(("resource_id", "8.0.15"), ("type_id", "8.0.15")),
         tail="FROM {db}.`ndb$pools` GROUP BY node_id, pool_name",
+        # 7.x: DBACC's Index memory is listed (a 7.6.9 cluster shows it: Oracle's NDB
+        # workshop, wwwted/ndb-cluster-workshop labs/Lab_4_mon.md); 8.0 reads CMVMI only
+        # (storage/ndb/plugin/ha_ndbinfo_sql.cc). Which 7.6.x changed it is not published.
         until_where=(("7.1.0", "(block_number IN (248, 254) AND pool_name IN ('Index memory',"
                       " 'Data memory')) OR pool_name = 'Long message buffer'"),
-                     ("7.6.0", "block_number = 254"))),
+                     ("8.0.0", "block_number = 254"))),
     View("logbuffers", "ndb$logbuffers", "7.1.0", (
         Column("node_id", I),
         enum("log_type", "log_type", LOG_TYPE_75, "<unknown>", until="7.6.0"),
@@ -371,7 +401,9 @@ VIEWS: tuple[View, ...] = (
         base_columns=(("node_id", I), ("resource_id", I), ("reserved", I), ("used", I),
                       ("max", I), ("high", I), ("spare", I))),
     View("restart_info", "ndb$restart_info", "7.4.0", _RESTART_COLS),
-    View("table_distribution_status", "ndb$table_distribution_status", "7.5.0", (
+    # table_distribution_status, table_fragments, table_replicas: "added in NDB 7.5.4"
+    # (7.5 manual)
+    View("table_distribution_status", "ndb$table_distribution_status", "7.5.4", (
         Column("node_id", I), Column("table_id", I),
         enum("tab_copy_status", "tab_copy_status", COPY_STATUS_OLD, "Invalid value",
              until="8.0.23"),
@@ -387,9 +419,9 @@ VIEWS: tuple[View, ...] = (
         *_plain("tab_partitions tab_fragments current_scan_count scan_count_wait"
                 " is_reorg_ongoing", I)),
         base_columns=_TDS_BASE, also_bases=("ndb$table_distribution_status_all",)),
-    View("table_fragments", "ndb$table_fragments", "7.5.0", tuple(_plain(_TF, I)),
+    View("table_fragments", "ndb$table_fragments", "7.5.4", tuple(_plain(_TF, I)),
          also_bases=("ndb$table_fragments_all",)),
-    View("table_replicas", "ndb$table_replicas", "7.5.0", tuple(_plain(_TR, I)),
+    View("table_replicas", "ndb$table_replicas", "7.5.4", tuple(_plain(_TR, I)),
          also_bases=("ndb$table_replicas_all",)),
     View("disk_write_speed_base", "ndb$disk_write_speed_base", "7.4.0", (
         *_plain("node_id thr_no", I), Column("millis_ago", B, "milliseconds"),
