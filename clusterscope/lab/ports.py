@@ -34,6 +34,7 @@ OFFSETS: dict[str, int] = {
     "exporter-test-sql": 90,
     "exporter-test-http": 91,
     "exporter-test-http2": 92,
+    "exporter-test-tls-sql": 93,  # a MariaDB that requires TLS
     # Load generators (one per concurrently running experiment)
     **{f"loadgen{i}": 60 + i for i in range(10)},
 }
