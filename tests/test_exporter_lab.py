@@ -9,8 +9,9 @@ import subprocess
 import sys
 import time
 
+import pymysql
 import pytest
-from helpers import scrape, series, val
+from helpers import eventually, scrape, series, val
 from ndbinfo_exporter import schema
 
 from clusterscope.lab import mariadb
@@ -169,3 +170,115 @@ def test_exporter_in_the_lab_under_faults(ndb_lab) -> None:
     ss = wait_scrape(port, lambda s: val(s, "ndb_exporter_collector_success",
                                          collector="counters") == 1)
     assert series(ss, "ndb_counters_total")
+
+
+def node_ids(cnf: str, view: str = "nodes") -> set[int]:
+    conn = mariadb.connect(cnf)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT DISTINCT node_id FROM ndbinfo.{view}")
+            return {int(n) for (n,) in cur.fetchall()}
+    finally:
+        conn.close()
+
+
+def test_a_stopped_data_node_is_configured_and_not_running(ndb_lab) -> None:
+    port = ndb_lab.service("ndb-exporter")["port"]
+    cnf = ndb_lab.service("ndb-sql")["client_config"]
+    node = 2
+    before = val(scrape(port), "ndb_restarts_completed_total", node_id=node) or 0
+    ndb_lab.cli("lab", "ndb", "stop-node", str(node))
+    stopped = time.monotonic()
+    try:
+        # a stopped data node has no row in nodes, processes, cpustat (Ndbinfo scans reach
+        # only the data nodes that are up: storage/ndb/src/kernel/vm/DbinfoScan)
+        eventually(lambda: node not in node_ids(cnf), 5, f"node {node} gone from nodes")
+        gone_after = time.monotonic() - stopped
+        print(f"node {node} left ndbinfo.nodes {gone_after:.1f} s after stop-node")
+        assert node not in node_ids(cnf, "processes")
+        ss = eventually(lambda: (s := scrape(port)) and val(
+            s, "ndb_data_node_running", node_id=node) == 0 and s, 15,
+            "the exporter shows the stopped node as not running")
+        assert val(ss, "ndb_data_node_running", node_id=1) == 1
+        assert val(ss, "ndb_up") == 1
+        assert not [lbl for lbl, _ in series(ss, "ndb_node_status")
+                    if lbl["node_id"] == str(node)]
+    finally:
+        out = ndb_lab.cli("lab", "ndb", "start-node", str(node), "--time-scale", "120",
+                          "--wait", timeout=180)
+    assert "completed" in out.stdout
+    ss = eventually(lambda: (s := scrape(port)) and val(
+        s, "ndb_restarts_completed_total", node_id=node) == before + 1 and s, 15,
+        "the stop/start counted as one completed restart")
+    assert val(ss, "ndb_data_node_running", node_id=node) == 1
+    assert val(ss, "ndb_restart_status", node_id=node) in COMPLETED
+
+
+def test_rolling_upgrade_version_skew(ndb_lab) -> None:
+    port = ndb_lab.service("ndb-exporter")["port"]
+    cnf = ndb_lab.service("ndb-sql")["client_config"]
+    version = ndb_lab.service("ndb-model")["extra"]["version"]
+
+    def select(sql: str) -> list[tuple]:
+        conn = mariadb.connect(cnf)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                return list(cur.fetchall())
+        finally:
+            conn.close()
+
+    try:
+        # 8.0.37: transporter_details without last_recv (9.x) nor sendbuffer_* (8.0.38)
+        ndb_lab.cli("lab", "ndb", "set-version", "8.0.37")
+        with pytest.raises(pymysql.err.OperationalError) as err:
+            select("SELECT last_recv FROM ndbinfo.transporter_details")
+        assert err.value.args[0] == 1054  # unknown column
+        ss = eventually(lambda: (s := scrape(port)) and series(
+            s, "ndb_transporter_encrypted") and s, 20, "transporter_details collected")
+        assert val(ss, "ndb_exporter_collector_success",
+                   collector="transporter_details") == 1
+
+        # an 8.4 SQL node over 8.0.37 data nodes: the columns they lack read NULL, and
+        # the collector keeps the rest
+        ndb_lab.cli("lab", "ndb", "set-version", "8.4", "--data-nodes", "8.0.37")
+        assert select("SELECT DISTINCT sendbuffer_used_bytes FROM"
+                      " ndbinfo.transporter_details") in ([(None,)], [])
+        ss = eventually(lambda: (s := scrape(port)) and val(
+            s, "ndb_exporter_collector_success", collector="transporter_details") == 1
+            and s, 20, "transporter_details collected under skew")
+        assert val(ss, "ndb_up") == 1
+
+        # an 8.0 SQL node over 7.6 data nodes: the tables they lack answer 0 rows and a
+        # Note; only their collectors say so, ndbinfo as a whole stays up
+        ndb_lab.cli("lab", "ndb", "set-version", "8.0.38", "--data-nodes", "7.6")
+        unserved = {v.name for v in schema.views_for("8.0.38")} - {
+            v.name for v in schema.views_for("7.6")}
+        ss = eventually(lambda: (s := scrape(port)) and val(
+            s, "ndb_exporter_collector_supported", collector="transporter_details") == 0
+            and s, 20, "transporter_details unsupported while its table is not served")
+        assert "transporter_details" in unserved
+        assert val(ss, "ndb_up") == 1 and val(ss, "ndb_ndbinfo_offline") == 0
+        assert val(ss, "ndb_exporter_collector_success", collector="cpustat") == 1
+        assert not [1 for lbl, v in series(ss, "ndb_exporter_collector_success")
+                    if v == 0], "no collector fails under version skew"
+
+        # 7.6 SQL node over 7.5.3 data nodes: a table they lack is "no such table"
+        ndb_lab.cli("lab", "ndb", "set-version", "7.6", "--data-nodes", "7.5.3")
+        missing = sorted({v.name for v in schema.views_for("7.6")}
+                         - {v.name for v in schema.views_for("7.5.3")})
+        assert "table_fragments" in missing
+        with pytest.raises(pymysql.err.MySQLError) as err:
+            select("SELECT * FROM ndbinfo.table_fragments")
+        assert err.value.args[0] in (1146, 1356)
+        ss = eventually(lambda: (s := scrape(port)) and val(s, "ndb_up") == 1 and s, 20,
+                        "the exporter up over 7.5 data nodes")
+        assert not [1 for lbl, v in series(ss, "ndb_exporter_collector_success")
+                    if v == 0], "no collector fails under version skew"
+    finally:
+        ndb_lab.cli("lab", "ndb", "set-version", version)
+    # back on one version: every collector this version has runs again, without a restart
+    ss = eventually(lambda: (s := scrape(port)) and not [
+        1 for _, v in series(s, "ndb_exporter_collector_success") if v == 0] and s, 40,
+        "every collector succeeds after the upgrade")
+    assert val(ss, "ndb_up") == 1

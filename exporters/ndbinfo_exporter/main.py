@@ -13,7 +13,7 @@ from ndbinfo_exporter import __version__, mycnf, webconfig
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
 from ndbinfo_exporter.mycnf import ConfigError
-from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.scrape import DEFAULT_SLOW_INTERVAL, Scraper
 from ndbinfo_exporter.server import make_server
 from ndbinfo_exporter.state import ExporterState, RestartLedger
 
@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scrape.timeout", dest="scrape_timeout", type=parse_duration,
                    default=10.0, help="budget for a whole scrape (default 10s; a Prometheus"
                    " X-Prometheus-Scrape-Timeout-Seconds header lowers it)")
+    p.add_argument("--scrape.slow-interval", dest="slow_interval", type=parse_duration,
+                   default=DEFAULT_SLOW_INTERVAL,
+                   help="how often the collectors of per-fragment views (lcp, lcp_tables)"
+                        " run; scrapes in between serve their last result (default 60s)")
     p.add_argument("--state.file", dest="state_file", default="ndbinfo_exporter.state.json",
                    help="where completed restarts already counted are kept (default"
                         " ./ndbinfo_exporter.state.json)")
@@ -98,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                if (getattr(args, f"collect_{c.name}") is None and c.default)
                or getattr(args, f"collect_{c.name}")]
     db = Database(cfg, args.query_timeout)
-    scraper = Scraper(db, enabled, ExporterState(ledger), args.scrape_timeout)
+    scraper = Scraper(db, enabled, ExporterState(ledger), args.scrape_timeout,
+                      args.slow_interval)
     try:
         server = make_server(address, args.path, scraper, web)
     except OSError as exc:

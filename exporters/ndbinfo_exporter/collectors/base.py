@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ndbinfo_exporter.db import Database
 from ndbinfo_exporter.families import Families
+from ndbinfo_exporter.state import ExporterState
 
 
 @dataclass
@@ -17,13 +17,19 @@ class Context:
 
     db: Database
     deadline: float  # time.monotonic() by which the whole scrape must be done
-    state: Any  # the exporter's persistent state (restart ledger, LCP tracker)
+    state: ExporterState
     now: float  # wall-clock time of the scrape
     timeouts: int = 0
 
     def query(self, sql: str, aggregate: bool = False) -> list[tuple]:
-        left = self.deadline - time.monotonic()
-        return self.db.query(sql, min(self.db.query_timeout, left), aggregate=aggregate)
+        return self.db.query(sql, self._timeout(), aggregate=aggregate)
+
+    def rows(self, sql: str) -> list[dict[str, object]]:
+        """Rows by (lower-case) column name."""
+        return self.db.query_named(sql, self._timeout())
+
+    def _timeout(self) -> float:
+        return min(self.db.query_timeout, self.deadline - time.monotonic())
 
     def col(self, view: str, column: str) -> str:
         """The column if this version's view has it, else NULL (so its samples are omitted)."""
@@ -40,3 +46,6 @@ class Collector:
     views: tuple[str, ...]  # all must exist, else the collector is unsupported
     collect: Callable[[Context, Families], None]
     default: bool = True
+    # scans per-fragment views (rows grow with tables x fragments x replicas): run every
+    # --scrape.slow-interval, not every scrape
+    slow: bool = False

@@ -14,32 +14,37 @@ LCP_TABLE_STATUSES = tuple(text.upper() for _, text in schema.LCP_STATUS)
 
 
 def collect_lcp(ctx: Context, fam: Families) -> None:
-    (count, remaining, replicas), = ctx.query(
-        "SELECT COUNT(*), SUM(num_lcp_replicas), SUM(no_of_replicas)"
-        " FROM ndbinfo.table_fragments", aggregate=True)
-    (_, max_id, ongoing), = ctx.query(
-        "SELECT COUNT(*), MAX(last_lcp_id), SUM(is_lcp_ongoing) FROM ndbinfo.table_replicas",
-        aggregate=True)
-    remaining_f, replicas_f, ongoing_f = num(remaining), num(replicas), num(ongoing)
+    frag = ctx.rows("SELECT COUNT(*) AS n, SUM(num_lcp_replicas) AS remaining,"
+                    " SUM(no_of_replicas) AS replicas, SUM(num_alive_replicas) AS alive"
+                    " FROM ndbinfo.table_fragments")[0]
+    rep = ctx.rows("SELECT MAX(last_lcp_id) AS lcp_id, SUM(is_lcp_ongoing) AS ongoing"
+                   " FROM ndbinfo.table_replicas")[0]
     fam.gauge("ndb_lcp_id", "Current (or last) local checkpoint id:"
-              " MAX(table_replicas.last_lcp_id).").add((), max_id)
+              " MAX(table_replicas.last_lcp_id).").add((), rep["lcp_id"])
+    if not frag["n"]:
+        # Only the DIH master reports these views, and only once it is started: no rows is
+        # "unknown" (a master takeover), not "no LCP" (mysql/mysql-server
+        # storage/ndb/src/kernel/blocks/dbdih/DbdihMain.cpp, execDBINFO_SCANREQ)
+        return
+    remaining, ongoing = num(frag["remaining"]), num(rep["ongoing"])
     fam.gauge("ndb_lcp_fragment_replicas_remaining", "Fragment replicas still to be"
               " checkpointed in the running LCP: SUM(table_fragments.num_lcp_replicas)."
-              ).add((), remaining_f if count else 0)
+              ).add((), remaining)
     fam.gauge("ndb_lcp_fragment_replicas", "All fragment replicas:"
-              " SUM(table_fragments.no_of_replicas).").add((), replicas_f if count else 0)
-    if remaining_f is None and ongoing_f is None and count:
+              " SUM(table_fragments.no_of_replicas).").add((), frag["replicas"])
+    if remaining is None and ongoing is None:
         return  # both signals NULL: do not guess whether an LCP runs
-    running = bool(remaining_f) or bool(ongoing_f)
+    running = bool(remaining) or bool(ongoing)
     fam.gauge("ndb_lcp_running", "1 while a local checkpoint is running.").add((), running)
-    if replicas_f:
-        ratio = 1.0 - (remaining_f or 0.0) / replicas_f if running else 1.0
-        fam.gauge("ndb_lcp_progress_ratio", "Share of fragment replicas the running LCP has"
-                  " checkpointed (1 when no LCP runs).").add((), max(0.0, min(1.0, ratio)))
-    ctx.state.lcp.observe(running, ctx.now)
+    lcp = ctx.state.lcp
+    lcp.observe(running, ctx.now, remaining or 0.0, num(frag["alive"]) or 0.0)
+    fam.gauge("ndb_lcp_progress_ratio", "Share of the running LCP's work done: fragment"
+              " replicas checkpointed over those it had to checkpoint (live replicas of"
+              " logged tables, plus a restarting node's joining mid-way); never moves back"
+              " within an LCP; 1 when no LCP runs.").add((), lcp.progress)
     fam.gauge("ndb_lcp_last_duration_seconds", "Duration of the last completed LCP as observed"
-              " by the exporter (start to end, at scrape resolution).").add(
-        (), ctx.state.lcp.last_duration)
+              " by the exporter (start to end, at the lcp collector's resolution).").add(
+        (), lcp.last_duration)
 
 
 def collect_lcp_tables(ctx: Context, fam: Families) -> None:
@@ -89,9 +94,9 @@ def collect_disk_write_speed(ctx: Context, fam: Families) -> None:
 
 COLLECTORS = [
     Collector("lcp", "table_fragments + table_replicas: LCP id, progress, duration",
-              ("table_fragments", "table_replicas"), collect_lcp),
+              ("table_fragments", "table_replicas"), collect_lcp, slow=True),
     Collector("lcp_tables", "table_distribution_status: tables per LCP state",
-              ("table_distribution_status",), collect_lcp_tables),
+              ("table_distribution_status",), collect_lcp_tables, slow=True),
     Collector("disk_write_speed", "disk_write_speed_aggregate: LCP/backup and REDO write"
               " speeds per LDM instance", ("disk_write_speed_aggregate",),
               collect_disk_write_speed),

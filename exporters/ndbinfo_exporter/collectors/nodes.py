@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.db import NdbinfoOffline, ViewUnavailable
 from ndbinfo_exporter.families import Families
 
 # the view's decode of nodes.status; all are exported so a status change flips values
@@ -22,6 +23,22 @@ def collect_nodes(ctx: Context, fam: Families) -> None:
                        " started.", ["node_id"])
     gen = fam.gauge("ndb_node_config_generation", "Configuration generation the data node"
                     " runs with.", ["node_id"])
+    running = fam.gauge("ndb_data_node_running", "1 for a configured data node that runs"
+                        " (has a row in ndbinfo.nodes), 0 for one that is configured"
+                        " (ndbinfo.config_nodes) but down.", ["node_id"])
+    seen = {str(r[0]) for r in rows}
+    # A data node that is down has no row in `nodes` (mysql/mysql-server manual, ndbinfo
+    # nodes table: "a row for each data node that is running"); the configuration still
+    # lists it, so "configured but not running" becomes a 0 instead of a vanished series.
+    configured = set(seen)
+    if ctx.db.has("config_nodes"):
+        try:
+            configured |= {str(r[0]) for r in ctx.query(
+                "SELECT DISTINCT node_id FROM ndbinfo.config_nodes WHERE node_type = 'NDB'")}
+        except (NdbinfoOffline, ViewUnavailable):
+            pass  # not served: the running nodes are all we know, `nodes` itself is fine
+    for node_id in sorted(configured, key=int):
+        running.add((node_id,), 1 if node_id in seen else 0)
     for node_id, st, start_phase, up, config_generation in rows:
         current = (st or "").upper()
         for s in (*NODE_STATUSES, *((current,) if current not in NODE_STATUSES and current

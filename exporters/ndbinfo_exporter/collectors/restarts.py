@@ -14,7 +14,8 @@ def collect_restart_info(ctx: Context, fam: Families) -> None:
     rows = ctx.query("SELECT node_id, node_restart_status_int, "
                      f"{', '.join([*phases, total])} FROM ndbinfo.restart_info")
     status = fam.gauge("ndb_restart_status", "restart_info.node_restart_status_int: the"
-                       " node's restart state (0-21; 12 and 19 = completed).", ["node_id"])
+                       " data node kernel's restart state (2-3 failure handling, 4-18 under"
+                       " way, 19 and 24 completed).", ["node_id"])
     phase = fam.gauge("ndb_restart_phase_seconds", "Seconds the node's last (or current)"
                       " restart spent in each phase (restart_info secs_* columns).",
                       ["node_id", "phase"])
@@ -28,11 +29,16 @@ def collect_restart_info(ctx: Context, fam: Families) -> None:
         total_f.add((node_id,), values[-1])
         st = num(status_int)
         ctx.state.ledger.observe(node_id, None if st is None else int(st),
-                                 [None if v is None else int(v) for v in values])
+                                 [None if v is None else int(v) for v in values], ctx.now)
     done = fam.counter("ndb_restarts_completed_total", "Completed node restarts, each counted"
                        " once (persisted across exporter restarts).", ["node_id"])
     for node_id, count in ctx.state.ledger.counts().items():
         done.add((node_id,), count)
+    when = fam.gauge("ndb_restart_last_completed_timestamp_seconds", "When the exporter saw"
+                     " the node's latest restart complete (absent for one that had completed"
+                     " before the exporter first looked).", ["node_id"])
+    for node_id, ts in ctx.state.ledger.completed_at().items():
+        when.add((node_id,), ts)
 
 
 COLLECTORS = [

@@ -1,5 +1,5 @@
 """Links between nodes: `transporters` (bytes, status, connects, overload/slowdown) and,
-where present (8.0.37+/8.4), `transporter_details` (send buffers, last receive).
+where present (8.0.37+), `transporter_details` (TLS, send buffers, last receive).
 
 Status is its own state gauge, never a label of the byte counters, so a reconnect does not
 start new counter series.
@@ -36,6 +36,11 @@ def collect_transporters(ctx: Context, fam: Families) -> None:
                         LINK)
     per_link = (sent, recv, connects, over, overs, slow, slows)
     for r in rows:
+        if r[0] == r[1]:
+            # 7.x reports the node's own slot too, DISCONNECTED with address "-" (mysql/
+            # mysql-server storage/ndb/src/kernel/blocks/trpman.cpp, TRANSPORTERS scan):
+            # not a link
+            continue
         link = body(LINK, r[:2])  # rendered once per row, shared by its families
         current = (r[2] or "").upper()
         if current:
@@ -45,27 +50,39 @@ def collect_transporters(ctx: Context, fam: Families) -> None:
             f.add_body(link, v)
 
 
+# columns read when this version has them (see schema: 8.0.37 has none of them but
+# `encrypted`, 8.0.38+/8.4 add sendbuffer_*, last_recv is 9.x only)
+DETAIL_COLUMNS = ("encrypted", "sendbuffer_used_bytes", "sendbuffer_alloc_bytes", "last_recv")
+
+
 def collect_transporter_details(ctx: Context, fam: Families) -> None:
-    rows = ctx.query("SELECT node_id, remote_node_id, trp_id, sendbuffer_used_bytes,"
-                     " sendbuffer_alloc_bytes, last_recv FROM ndbinfo.transporter_details")
+    have = [c for c in DETAIL_COLUMNS if ctx.db.has("transporter_details", c)]
+    rows = ctx.rows("SELECT node_id, remote_node_id, trp_id"
+                    + "".join(f", {c}" for c in have) + " FROM ndbinfo.transporter_details")
     labels = [*LINK, "trp_id"]
-    used = fam.gauge("ndb_transporter_send_buffer_used_bytes", "Send-buffer bytes queued now"
-                     " per transporter.", labels)
-    alloc = fam.gauge("ndb_transporter_send_buffer_allocated_bytes", "Send-buffer bytes"
-                      " allocated now per transporter.", labels)
-    age = fam.gauge("ndb_transporter_last_receive_age_seconds", "Seconds since the"
-                    " transporter last received data.", labels)
-    for node_id, remote, trp_id, u, a, last_recv in rows:
-        lv = (node_id, remote, trp_id)
-        used.add(lv, u)
-        alloc.add(lv, a)
-        age.add(lv, last_recv, 1e-6)
+    families = {
+        "encrypted": (fam.gauge("ndb_transporter_encrypted", "1 if the transporter uses TLS"
+                                " (transporter_details.encrypted).", labels), 1.0),
+        "sendbuffer_used_bytes": (fam.gauge("ndb_transporter_send_buffer_used_bytes",
+                                            "Send-buffer bytes queued now per transporter"
+                                            " (8.0.38+).", labels), 1.0),
+        "sendbuffer_alloc_bytes": (fam.gauge("ndb_transporter_send_buffer_allocated_bytes",
+                                             "Send-buffer bytes allocated now per transporter"
+                                             " (8.0.38+).", labels), 1.0),
+        "last_recv": (fam.gauge("ndb_transporter_last_receive_age_seconds", "Seconds since"
+                                " the transporter last received data (9.x).", labels), 1e-6),
+    }
+    for r in rows:
+        lv = (r["node_id"], r["remote_node_id"], r["trp_id"])
+        for column in have:
+            f, scale = families[column]
+            f.add(lv, r[column], scale)
 
 
 COLLECTORS = [
     Collector("transporters", "transporters: bytes, status, connects, overload, slowdown",
               ("transporters",), collect_transporters),
-    Collector("transporter_details", "transporter_details (8.0.37+): send buffers and last"
-              " receive per transporter", ("transporter_details",),
+    Collector("transporter_details", "transporter_details (8.0.37+): TLS, send buffers"
+              " (8.0.38+) and last receive (9.x) per transporter", ("transporter_details",),
               collect_transporter_details),
 ]
