@@ -8,6 +8,7 @@ carries `simulated="true"`, which the first row of each dashboard shows.
 from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard as dash
+from ndbinfo_exporter.schema import RESTART_COMPLETED, RESTART_FAILURE, RESTART_STATUS
 
 from clusterscope.dashboards import kit
 from clusterscope.dashboards.logs import ndb_annotations
@@ -28,6 +29,11 @@ C = 'cluster="$cluster"'
 N = 'node_id=~"$node_id"'   # multi-value node selection (overview, restarts)
 N1 = 'node_id="$node_id"'   # one data node (node dashboard)
 
+# restart_info's text per status, coloured by what it means
+RESTART_STATUS_MAPPINGS = {
+    str(k): (text, "red" if k in RESTART_FAILURE else "green" if k in RESTART_COMPLETED
+             else "yellow")
+    for k, text in RESTART_STATUS.items()}
 LINKS = [(NDB_OVERVIEW, "NDB overview"), (NDB_NODE, "NDB data node"),
          (NDB_RESTARTS, "NDB restarts"), (LOGS, "Logs"), (GALERA, "Galera")]
 
@@ -70,8 +76,8 @@ def overview() -> dash.Dashboard:
         "Data nodes started", "Data nodes whose status is STARTED.", "short",
         kit.q(f'sum(ndb_node_status{{{C}, status="STARTED"}})')))
     d.with_panel(kit.stat_panel(
-        "Restarts in progress", "Data nodes whose restart_info row is neither completed"
-        " (12, 19) nor empty (20, 21).", "short",
+        "Restarts in progress", "Data nodes whose restart_info row is a restart under way"
+        " (node_restart_status_int 2-18, 20-23; 19 and 24 are completed).", "short",
         kit.q(f"count({restart_in_progress(f'ndb_restart_status{{{C}}}')})"
               f" or vector(0) * max(ndb_up{{{C}}})")))
     d.with_panel(kit.stat_panel(
@@ -94,8 +100,9 @@ def overview() -> dash.Dashboard:
         "Start phase", "ndb_node_start_phase: a restarting node walks through phases 0..101.",
         "short", kit.q(f"ndb_node_start_phase{{{C}, {N}}}", "node {{node_id}}")))
     d.with_panel(kit.ts(
-        "Restart status (in progress)", "ndb_restart_status while a restart runs (the"
-        " node_restart_status_int, 0..11 on the master, 13..18 elsewhere).", "short",
+        "Restart status (in progress)", "ndb_restart_status while a restart runs: the data"
+        " node kernel's restart state (2-3 failure handling, 4-18 the master's view of the"
+        " phases, 20-23 after a master takeover).", "short",
         kit.q(restart_in_progress(f"ndb_restart_status{{{C}, {N}}}"), "node {{node_id}}")))
 
     d.with_row(dash.Row("Local checkpoints"))
@@ -260,10 +267,11 @@ def restarts() -> dash.Dashboard:
               f"[$__rate_interval]))", "node {{node_id}}"), w=12, bars=True))
 
     d.with_row(dash.Row("Restart in progress"))
-    d.with_panel(kit.ts(
-        "Restart status", "ndb_restart_status: 13/14 failure handling, 0..11 the master's"
-        " view of the phases, 12/19 completed.", "short",
-        kit.q(f"ndb_restart_status{{{C}, {N}}}", "node {{node_id}}"), w=12))
+    d.with_panel(kit.state_panel(
+        "Restart status", "ndb_restart_status as restart_info's text: failure handling (red),"
+        " the phase under way (yellow), completed (green; 24 = reported after a master"
+        " takeover).", kit.q(f"ndb_restart_status{{{C}, {N}}}", "node {{node_id}}"),
+        mappings=RESTART_STATUS_MAPPINGS, w=12))
     d.with_panel(kit.ts(
         "Start phase", "ndb_node_start_phase of restarting nodes.", "short",
         kit.q(f"ndb_node_start_phase{{{C}, {N}}}", "node {{node_id}}"), w=12))

@@ -28,11 +28,14 @@ def restart_in_progress(status: str) -> str:
     return status + "".join(f" != {v}" for v in sorted(RESTART_COMPLETED | RESTART_NO_INFO))
 
 
-def thread_cpu_percent(*matchers: str, modes: str | None = None,
+# what the OS accounts to a thread (spinning included): per-thread CPU on the dashboards
+OS_MODES = "os_user|os_system"
+
+
+def thread_cpu_percent(*matchers: str, modes: str = OS_MODES,
                        avg_over: str | None = None) -> str:
-    """CPU percent of each block thread: the cpustat modes the config counts as load, summed
-    (each mode averaged over `avg_over` first, if given)."""
-    modes = modes or shared()["ndb"]["ldm_cpu_modes"]
+    """CPU percent of each block thread, the given cpustat modes summed (each averaged over
+    `avg_over` first, if given)."""
     series = "ndb_thread_cpu_percent" + _sel(*matchers, f'mode=~"{modes}"')
     if avg_over:
         series = f"avg_over_time({series}[{avg_over}])"
@@ -41,5 +44,7 @@ def thread_cpu_percent(*matchers: str, modes: str | None = None,
 
 def ldm_cpu_percent(*matchers: str, modes: str | None = None,
                     avg_over: str | None = None) -> str:
-    """CPU percent of each LDM thread (`thread_cpu_percent` of the LDM threads)."""
-    return thread_cpu_percent(*matchers, 'thread_name="ldm"', modes=modes, avg_over=avg_over)
+    """Load of each LDM thread: the modes the config counts as its work, summed."""
+    return thread_cpu_percent(*matchers, 'thread_name="ldm"',
+                              modes=modes or shared()["ndb"]["ldm_cpu_modes"],
+                              avg_over=avg_over)
