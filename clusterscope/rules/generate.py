@@ -7,6 +7,7 @@ committed file is stale (also run by `clusterscope lint`).
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
@@ -68,16 +69,22 @@ def expected_files() -> dict[Path, str]:
     c = load_config()
     out = {REPO / "rules" / f: text for f, text in render_files(c).items()}
     index = ["# Runbooks", "", "One page per alert (generated; edit"
-             " `clusterscope/rules/runbooks.py` and run `clusterscope rules generate`).", ""]
+             " `clusterscope/rules/runbooks/` and run `clusterscope rules generate`).", ""]
     for g in all_groups(c):
         for a in g.alerts:
             if a.name not in RUNBOOKS:
                 raise SystemExit(f"rules: alert {a.name} has no runbook in"
-                                 " clusterscope/rules/runbooks.py")
-            out[REPO / "runbooks" / f"{a.name}.md"] = page(a.name, fold(a.expr), a.severity)
-            index.append(f"- [{a.name}]({a.name}.md) ({a.severity}): {a.summary}")
+                                 " clusterscope/rules/runbooks/")
+            out[REPO / "runbooks" / f"{a.name}.md"] = page(a, c["links"],
+                                                            c["dashboards"][a.dashboard])
+            index.append(f"- [{a.name}]({a.name}.md) ({a.severity}): {untemplated(a.summary)}")
     out[REPO / "runbooks" / "README.md"] = "\n".join(index) + "\n"
     return out
+
+
+def untemplated(text: str) -> str:
+    """A summary without its Go templates, for the index (`{{ $labels.node_id }}` -> node_id)."""
+    return re.sub(r"\{\{\s*\$(?:labels\.)?([a-z_]+)[^}]*\}\}", r"<\1>", text)
 
 
 OWNED = ((REPO / "rules", "*.yml"), (REPO / "runbooks", "*.md"))

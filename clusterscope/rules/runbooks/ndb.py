@@ -1,14 +1,23 @@
-# ruff: noqa: E501  (PromQL and runbook text read better unbroken)
-"""Runbook text per alert (Meaning, Impact, Diagnosis, Mitigation); `clusterscope rules generate` writes the pages.
-
-Kept next to the rules so an alert without a page fails `clusterscope rules check` and the tests.
-"""
+# ruff: noqa: E501  (runbook text reads better unbroken)
+"""Runbook text for the NDB alerts: Meaning, Impact, Diagnosis, Mitigation."""
 
 from __future__ import annotations
 
 RESTART_Q = ("SELECT node_id, node_restart_status, total_restart_secs, secs_restore_fragments,"
              " secs_exec_redo_log, secs_index_rebuild, secs_wait_lcp_for_restart"
              " FROM ndbinfo.restart_info;")
+
+FIRST_STEPS = """First, on a management node:
+
+```sh
+ndb_mgm -e show               # which data nodes are connected, started, or "not connected"
+ndb_mgm -e "ALL STATUS"       # start phase of each data node
+ndb_mgm -e "ALL REPORT MEMORY"  # DataMemory / IndexMemory use per data node
+```
+
+Logs: the cluster log `ndb_<mgm node id>_cluster.log` in the management node's DataDir; on a
+data node's host, in its DataDir, `ndb_<node id>_out.log`, `ndb_<node id>_error.log` and the
+trace files `ndb_<node id>_trace.log.<n>` it names (`ndb_error_reporter` collects them all)."""
 
 RUNBOOKS: dict[str, dict[str, str]] = {
     "NdbRestartTimeRegressed": {
@@ -126,88 +135,4 @@ RUNBOOKS: dict[str, dict[str, str]] = {
         "mitigation": "Grant SELECT on the view, raise `--query.timeout`, or disable the"
                       " collector (`--no-collect.X`).",
     },
-    "GaleraNodeNotReady": {
-        "meaning": "A Galera node does not answer (`mysql_up` 0, so its wsrep series are gone),"
-                   " its exporter is down, or `wsrep_ready` is OFF.",
-        "impact": "The node serves no queries; the cluster runs with one member less.",
-        "diagnosis": "- The node's error log (`WSREP:` lines, crash, OOM).\n"
-                     "- `SHOW GLOBAL STATUS LIKE 'wsrep_%';` on the node and on the others"
-                     " (`wsrep_cluster_size`, `wsrep_cluster_status`).",
-        "mitigation": "Restart the node; after a crash recover its position first"
-                      " (`mariadbd --wsrep-recover`) so it rejoins by IST.",
-    },
-    "GaleraNodeOutOfSync": {
-        "meaning": "A node has been Joining (1) or Joined (3) for the configured time."
-                   " Donor/Desynced (2) is left out on purpose: a donor serving an SST is"
-                   " healthy.",
-        "impact": "The node does not take writes/reads as a full member; a long state"
-                  " transfer is in progress or stuck.",
-        "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_local_state%';`\n"
-                     "- Error log: `Shifting PRIMARY -> JOINER`, SST/IST progress lines;"
-                     " `galera_recovery_in_progress`.",
-        "mitigation": "Let the transfer finish; if stuck, check the donor's SST script log and"
-                      " network, then restart the joiner.",
-    },
-    "GaleraClusterSizeReduced": {
-        "meaning": "`wsrep_cluster_size` is smaller than the number of nodes monitored.",
-        "impact": "Less redundancy; with one more loss the cluster may lose quorum.",
-        "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size';` on every node\n"
-                     "- Which node: GaleraNodeNotReady; error logs for `evicted`/`partitioned`.",
-        "mitigation": "Bring the missing node back (IST preferred). Resolves by itself once it"
-                      " rejoins.",
-    },
-    "GaleraFlowControlHigh": {
-        "meaning": "Replication was paused by flow control more than the configured fraction"
-                   " of the time (rate of `wsrep_flow_control_paused_ns`).",
-        "impact": "The whole cluster writes only as fast as its slowest node applies.",
-        "diagnosis": "- `wsrep_local_recv_queue`, `wsrep_flow_control_sent` per node: the one"
-                     " sending pauses is slow.\n- That node's CPU/disk; `wsrep_slave_threads`.",
-        "mitigation": "Fix or offload the slow node; raise `wsrep_slave_threads` or"
-                      " `gcs.fc_limit`.",
-    },
-    "GaleraRecoveryUsedSST": {
-        "meaning": "A node that had been a member before rejoined through a full SST where an"
-                   " IST from the donor's gcache was expected.",
-        "impact": "An SST copies the whole data set (minutes to hours) and may block the donor"
-                  " (rsync).",
-        "diagnosis": "- Error log: `Shifting PRIMARY -> JOINER`, `IST ... not possible`,"
-                     " grastate seqno `-1`.\n- `gcache.size` versus the write volume while"
-                     " the node was away.",
-        "mitigation": "Recover the position after a crash (`--wsrep-recover`), size"
-                      " `gcache.size` to cover the longest expected downtime.",
-    },
-    "GaleraRecoverySlow": {
-        "meaning": "The last recovery of a node (IST or SST) took longer than its threshold.",
-        "impact": "The node was out of the cluster longer than planned.",
-        "diagnosis": "- `galera_recovery_last_duration_seconds` by kind, method and donor.\n"
-                     "- Donor load, network throughput, SST method (rsync blocks the donor).",
-        "mitigation": "Prefer mariabackup SST, faster network, bigger gcache (IST instead of"
-                      " SST).",
-    },
-    "ExperimentOverheadChanged": {
-        "meaning": "An experiment's overhead (1 - variant/baseline throughput) moved: the"
-                   " pinned baseline's value (or the value a day ago) lies outside the current"
-                   " 95% interval.",
-        "impact": "A configuration, version or data change altered what the feature costs.",
-        "diagnosis": "- `clusterscope compare --before-baseline NAME` for the figures and"
-                     " intervals.\n- `loadgen_overhead_min_detectable_ratio`: is the noise"
-                     " small enough to trust it?",
-        "mitigation": "Find the change (deploys, config) between the baseline and now; pin a new"
-                      " baseline if the change is intended.",
-    },
-    "LoadgenSaturated": {
-        "meaning": "The load generator uses (almost) all CPU it may use.",
-        "impact": "Its throughput figures measure the load generator, not the cluster.",
-        "diagnosis": "- `loadgen_cpu_cores` versus threads and host cores.",
-        "mitigation": "Fewer threads per loadgen, more loadgen hosts, or a bigger machine.",
-    },
 }
-
-
-def page(name: str, expr: str, severity: str) -> str:
-    rb = RUNBOOKS[name]
-    return (f"# {name}\n\nSeverity: `{severity}`. Generated from"
-            " `clusterscope/rules/runbooks.py` by `clusterscope rules generate`.\n\n"
-            f"## Meaning\n\n{rb['meaning']}\n\nExpression:\n\n```promql\n{expr}\n```\n\n"
-            f"## Impact\n\n{rb['impact']}\n\n## Diagnosis\n\n{rb['diagnosis']}\n\n"
-            f"## Mitigation\n\n{rb['mitigation']}\n")

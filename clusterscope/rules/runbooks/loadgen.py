@@ -1,0 +1,27 @@
+# ruff: noqa: E501  (runbook text reads better unbroken)
+"""Runbook text for the load generator and experiment alerts: Meaning, Impact, Diagnosis, Mitigation."""
+
+from __future__ import annotations
+
+FIRST_STEPS = """First: `curl -s <loadgen>:<port>/metrics | grep -E '^loadgen_(window|pair|overhead)'`
+and the loadgen container's log (one line per window: valid or why not)."""
+
+RUNBOOKS: dict[str, dict[str, str]] = {
+    "ExperimentOverheadChanged": {
+        "meaning": "An experiment's overhead (1 - variant/baseline throughput) moved: the"
+                   " pinned baseline's value (or the value a day ago) lies outside the current"
+                   " 95% interval.",
+        "impact": "A configuration, version or data change altered what the feature costs.",
+        "diagnosis": "- `clusterscope compare --before-baseline NAME` for the figures and"
+                     " intervals.\n- `loadgen_overhead_min_detectable_ratio`: is the noise"
+                     " small enough to trust it?",
+        "mitigation": "Find the change (deploys, config) between the baseline and now; pin a new"
+                      " baseline if the change is intended.",
+    },
+    "LoadgenSaturated": {
+        "meaning": "The load generator uses (almost) all CPU it may use.",
+        "impact": "Its throughput figures measure the load generator, not the cluster.",
+        "diagnosis": "- `loadgen_cpu_cores` versus threads and host cores.",
+        "mitigation": "Fewer threads per loadgen, more loadgen hosts, or a bigger machine.",
+    },
+}
