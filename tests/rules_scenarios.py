@@ -56,46 +56,96 @@ class Timeline:
     completions: list[int]   # seconds (from 0) at which each restart's row shows "completed"
 
 
+# restart_info.node_restart_status_int (the kernel's NodeRecoveryStatus): a restart under
+# way executing its REDO log, and the completed row on the master
+RUNNING, COMPLETED = 14, 19
+
+
 def restart_timeline(restarts: list[dict[str, float]], node_id: str = "2",
-                     running_steps: int = 4, idle_steps: int = 16,
-                     fresh_exporter: bool = False) -> Timeline:
-    """Each restart: `running_steps` samples in progress (status 8), then `idle_steps`
-    samples showing the completed row (status 12 on the master) until the next one.
-    `fresh_exporter`: like the real one, no restart series at all before the first restart
-    completed (restart_info is empty, the counter does not exist yet)."""
-    status: list[float | None] = []
-    totals: list[float | None] = []
-    count: list[float | None] = []
+                     running_steps: int = 4, idle_steps: int = 72,
+                     first_seen: str = "running", gap: tuple[int, int] | None = None,
+                     start: int = 0) -> Timeline:
+    """Each restart: `running_steps` samples in progress, then `idle_steps` samples showing
+    the completed row until the next one, as the exporter serves them:
+    `ndb_restarts_completed_total` appears at 0 when the exporter first sees a restart under
+    way (first_seen="running", the ledger's behaviour) and grows at each completion, which
+    also sets `ndb_restart_last_completed_timestamp_seconds` to that time.
+    first_seen="completed": the exporter first looked after the first restart had completed:
+    counted (1) without a timestamp. `gap` (first, last step): every series absent (exporter
+    or SQL node down). `start`: steps of no data before the first restart (other nodes'
+    restarts in a rolling sequence)."""
+    status: list[float | None] = [None] * start
+    totals: list[float | None] = [None] * start
+    count: list[float | None] = [None] * start
+    stamp: list[float | None] = [None] * start
     phases: dict[str, list[float | None]] = {}
+    names = list(with_local_recovery(restarts[0]))
+    for name in names:
+        phases[name] = [None] * start
     done = 0
     completions = []
-    names = list(with_local_recovery(restarts[0]))
     for i, r in enumerate(restarts):
         full = with_local_recovery(r)
         prev = with_local_recovery(restarts[i - 1]) if i else None
         for k in range(running_steps):
-            status.append(8)
+            status.append(RUNNING)
             totals.append(round(total(r) * (k + 1) / (running_steps + 1)))
             count.append(done)
+            stamp.append(stamp[-1] if stamp else None)
             for name in names:
-                phases.setdefault(name, []).append(prev[name] if prev else None)
+                phases[name].append(prev[name] if prev else None)
         done += 1
-        completions.append(len(status) * STEP)
+        at = len(status) * STEP
+        completions.append(at)
         for _ in range(idle_steps):
-            status.append(12)
+            status.append(COMPLETED)
             totals.append(total(r))
             count.append(done)
+            stamp.append(None if (i == 0 and first_seen == "completed") else at)
             for name in names:
-                phases.setdefault(name, []).append(full[name])
-    if fresh_exporter:
-        for k in range(running_steps):
-            status[k] = totals[k] = count[k] = None  # type: ignore[call-overload]
+                phases[name].append(full[name])
+    if first_seen == "completed":
+        for k in range(start, start + running_steps):
+            status[k] = totals[k] = count[k] = None
+            for name in names:
+                phases[name][k] = None
+    rows = [status, totals, count, stamp, *phases.values()]
+    if gap:
+        for vals in rows:
+            for k in range(gap[0], min(gap[1] + 1, len(vals))):
+                vals[k] = None
     node = {**NDB, "node_id": node_id}
     series = [_series("ndb_restart_status", node, status),
               _series("ndb_restart_total_seconds", node, totals),
-              _series("ndb_restarts_completed_total", node, count)]
+              _series("ndb_restarts_completed_total", node, count),
+              _series("ndb_restart_last_completed_timestamp_seconds", node, stamp)]
     series += [_series("ndb_restart_phase_seconds", {**node, "phase": name}, vals)
                for name, vals in phases.items()]
+    return Timeline(series, completions)
+
+
+def rolling_timeline(restarts: list[tuple[str, dict[str, float]]],
+                     running_steps: int = 4, idle_steps: int = 72) -> Timeline:
+    """Restarts of several nodes one after the other (a rolling restart): each node's
+    series start at its first restart; `completions` in the order given."""
+    slot = running_steps + idle_steps
+    by_node: dict[str, list[int]] = {}
+    for i, (node, _) in enumerate(restarts):
+        by_node.setdefault(node, []).append(i)
+    series, completions = [], [0] * len(restarts)
+    total_steps = slot * len(restarts)
+    for node, idx in by_node.items():
+        assert idx == list(range(idx[0], idx[0] + len(idx))), "a node's restarts in a row"
+        t = restart_timeline([restarts[i][1] for i in idx], node_id=node,
+                             running_steps=running_steps, idle_steps=idle_steps,
+                             start=idx[0] * slot)
+        for k, i in enumerate(idx):
+            completions[i] = t.completions[k]
+        # after its last restart the node keeps showing its completed row
+        for ser in t.series:
+            vals = ser["values"].split()
+            ser["values"] = " ".join(vals + [vals[-1]] * (total_steps - len(vals)))
+        series += t.series
     return Timeline(series, completions)
 
 

@@ -38,7 +38,7 @@ def filled(scratch_vm):
     # Two completed restarts of node 2: a 7.6-like one, then a 7.5-like one.
     sim = 'cluster="lab-ndb",simulated="true",node_id="2"'
     first, second = ts[:60], ts[60:]
-    lines += _samples("ndb_restart_status", sim, [(t, 12) for t in ts])
+    lines += _samples("ndb_restart_status", sim, [(t, 19) for t in ts])  # completed
     lines += _samples("ndb_restart_total_seconds", sim,
                       [(t, 409) for t in first] + [(t, 1151) for t in second])
     for phase, a, b in (("restore_fragments", 135, 111), ("exec_redo_log", 35, 51),
@@ -46,7 +46,7 @@ def filled(scratch_vm):
         lines += _samples("ndb_restart_phase_seconds", f'{sim},phase="{phase}"',
                           [(t, a) for t in first] + [(t, b) for t in second])
     lines += _samples("ndb_thread_cpu_percent",
-                      f'{sim},thr_no="1",thread_name="ldm",mode="os_user"',
+                      f'{sim},thr_no="1",thread_name="ldm",mode="exec"',
                       [(t, 40 + i % 5) for i, t in enumerate(ts)])
     rec = 'cluster="lab-galera",node="node3",kind="ist",method="ist",donor="node1"'
     lines += _samples("galera_recovery_last_duration_seconds", rec, [(t, 8.5) for t in ts[30:]])

@@ -20,6 +20,7 @@ from rules_scenarios import (
     noisy_75,
     noisy_76,
     restart_timeline,
+    rolling_timeline,
 )
 
 from clusterscope import paths
@@ -108,7 +109,8 @@ def test_every_alert_has_labels_annotations_and_a_runbook_page() -> None:
 
 # -- restart regression (field facts section 2) ----------------------------------------------
 NODE = {"cluster": "lab-ndb", "node_id": "2", "simulated": "true"}
-WINDOW = 15  # seconds after a completion at which the verdict is checked
+WINDOW = 15  # seconds after a completion at which the verdict is checked (restarts are
+# idle_steps apart, more than the rules' 5 minute event window: a real restart takes longer)
 
 
 def test_restart_regression_fires_on_75_after_noisy_76_and_names_the_lcp_wait(tmp_path) -> None:
@@ -139,11 +141,49 @@ def test_restart_regression_fires_on_6m49s_to_19m11s(tmp_path) -> None:
     ])
 
 
-def test_restart_regression_counts_the_restart_that_creates_the_series(tmp_path) -> None:
-    """A fresh exporter has no restart series until its first restart completes; that first
-    restart still counts as one of the three earlier restarts."""
-    t = restart_timeline([dict(PHASES_76)] * 3 + [dict(PHASES_75)], fresh_exporter=True)
+def test_restart_regression_needs_three_earlier_restarts_not_a_phantom(tmp_path) -> None:
+    """Review scenario C1: the counter appears at 0 when the exporter first sees a restart
+    under way. 400 s, 400 s, then 1200 s: only two earlier restarts, no verdict (the old
+    rules counted the counter's appearance as a third)."""
+    t = restart_timeline([dict(PHASES_76)] * 2 + [dict(PHASES_75)])
     promtool_test(tmp_path, t.series, [
+        firing("NdbRestartTimeRegressed", c + WINDOW, None) for c in t.completions])
+
+
+def test_restart_regression_never_rejudges_an_old_restart_after_an_outage(tmp_path) -> None:
+    """Review scenario C2: 400 s, 400 s, then 1200 s, the counter appearing at the first
+    completion: no verdict at the third (two timed earlier restarts). Then every ndbinfo
+    series is gone for 60 s (SQL node or exporter down): when they come back nothing is
+    judged again (the old rules took the returning series for a new completion)."""
+    restarts = [dict(PHASES_76)] * 2 + [dict(PHASES_75)]
+    first = restart_timeline(restarts, first_seen="completed")
+    gap_start = first.completions[-1] // STEP + 6
+    t = restart_timeline(restarts, first_seen="completed", gap=(gap_start, gap_start + 12))
+    back = (gap_start + 13) * STEP
+    promtool_test(tmp_path, t.series, [
+        firing("NdbRestartTimeRegressed", t.completions[-1] + WINDOW, None),
+        firing("NdbRestartTimeRegressed", back + WINDOW, None),
+        firing("NdbRestartTimeRegressed", back + 60, None)])
+
+
+def test_first_completed_row_a_new_exporter_sees_is_no_event(tmp_path) -> None:
+    """An exporter that first looks after a restart completed counts it without a time:
+    not an event, so three timed 7.6 restarts after it are needed before a verdict."""
+    t = restart_timeline([dict(PHASES_75)] + [dict(PHASES_76)] * 3 + [dict(PHASES_75)],
+                         first_seen="completed")
+    promtool_test(tmp_path, t.series, [
+        *[firing("NdbRestartTimeRegressed", c + WINDOW, None) for c in t.completions[:-1]],
+        firing("NdbRestartTimeRegressed", t.completions[-1] + WINDOW,
+               [{**NODE, "phase": "wait_lcp_for_restart"}])])
+
+
+def test_restart_regression_falls_back_to_the_cluster_baseline(tmp_path) -> None:
+    """Review #11: a rolling restart: nodes 3, 4 and 5 restart once each, then node 2 takes
+    19 minutes: it has no earlier restart of its own, the cluster's three are the baseline."""
+    t = rolling_timeline([("3", dict(PHASES_76)), ("4", dict(PHASES_76)),
+                          ("5", dict(PHASES_76)), ("2", dict(PHASES_75))])
+    promtool_test(tmp_path, t.series, [
+        *[firing("NdbRestartTimeRegressed", c + WINDOW, None) for c in t.completions[:-1]],
         firing("NdbRestartTimeRegressed", t.completions[-1] + WINDOW,
                [{**NODE, "phase": "wait_lcp_for_restart"}])])
 
@@ -158,20 +198,33 @@ def test_restart_regression_quiet_on_75_variance_alone(tmp_path) -> None:
                   [firing("NdbRestartTimeRegressed", c + WINDOW, None) for c in t.completions])
 
 
-def test_restart_regression_needs_earlier_restarts(tmp_path) -> None:
-    t = restart_timeline([dict(PHASES_76), dict(PHASES_75)])
-    promtool_test(tmp_path, t.series,
-                  [firing("NdbRestartTimeRegressed", c + WINDOW, None) for c in t.completions])
+def pin(name: str, restart_seconds: float, created: int, steps: int) -> list[dict]:
+    """A pin as `clusterscope baseline pin` writes it: one sample of each series."""
+    return [const("clusterscope_pinned_restart_total_seconds",
+                  {"cluster": "lab-ndb", "node_id": "2", "pin": name},
+                  [None] * created + [restart_seconds] + [None] * (steps - created - 1)),
+            const("clusterscope_pin_created_timestamp_seconds", {"pin": name},
+                  [None] * created + [created * STEP] + [None] * (steps - created - 1))]
 
 
 @pytest.mark.parametrize("profile,fires", [(PHASES_76, False), (PHASES_75, True)])
 def test_restart_time_above_pinned_baseline(tmp_path, profile, fires) -> None:
     t = restart_timeline([dict(profile)])
-    pinned = const("clusterscope_pinned_restart_total_seconds",
-                   {"cluster": "lab-ndb", "node_id": "2", "pin": "before-upgrade"},
-                   [sum(PHASES_76.values())])
-    promtool_test(tmp_path, [*t.series, pinned], [
+    promtool_test(tmp_path, [*t.series, *pin("before-upgrade", sum(PHASES_76.values()), 0, 5)], [
         firing("NdbRestartTimeAbovePinned", t.completions[0] + WINDOW, [NODE] if fires else None)])
+
+
+def test_restart_time_above_pinned_uses_the_newest_pin_and_resolves(tmp_path) -> None:
+    """Review #10: an old slow pin (1500 s) must not hide a regression against the newest
+    (409 s); the verdict holds between restarts and resolves at the next good restart."""
+    t = restart_timeline([dict(PHASES_75), dict(PHASES_76)])
+    steps = len(t.series[0]["values"].split())
+    series = [*t.series, *pin("old", 1500, 0, steps), *pin("new", sum(PHASES_76.values()), 2,
+                                                          steps)]
+    promtool_test(tmp_path, series, [
+        firing("NdbRestartTimeAbovePinned", t.completions[0] + WINDOW, [NODE]),
+        firing("NdbRestartTimeAbovePinned", t.completions[1] - 2 * STEP, [NODE]),
+        firing("NdbRestartTimeAbovePinned", t.completions[1] + WINDOW, None)])
 
 
 def test_restart_stuck(tmp_path) -> None:
@@ -187,6 +240,22 @@ def test_restart_stuck(tmp_path) -> None:
     ])
 
 
+def test_restart_stuck_needs_a_full_window_and_more_time_for_data_phases(tmp_path) -> None:
+    """Review scenario D: the exporter starts while a node sits in a state; 2 minutes of
+    data are no "no progress for 30m". A state that grows with the data (14, REDO) gets
+    2 h; a node in failure handling (3, down) is NdbDataNodeDown's, never this alert's."""
+    steps = 150 * 60 // STEP
+    n3, n4, n5 = ({**NDB, "node_id": i} for i in ("3", "4", "5"))
+    series = [const("ndb_restart_status", n3, [None] * (steps - 24) + [9] * 24),
+              const("ndb_restart_status", n4, [14] * steps),
+              const("ndb_restart_status", n5, [3] * steps)]
+    at = {"cluster": "lab-ndb", "simulated": "true"}
+    promtool_test(tmp_path, series, [
+        firing("NdbRestartStuck", (steps - 1) * STEP, [{**at, "node_id": "4"}]),
+        firing("NdbRestartStuck", 60 * 60, None),
+    ])
+
+
 # -- other NDB alerts -------------------------------------------------------------------------
 def test_ndb_node_lcp_redo_cpu_transporter_exporter_alerts(tmp_path) -> None:
     n = 60 * 60 // STEP  # one hour of samples
@@ -195,31 +264,32 @@ def test_ndb_node_lcp_redo_cpu_transporter_exporter_alerts(tmp_path) -> None:
     redo = {"log_type": "REDO", "log_id": "0"}
     ldm = {"thread_name": "ldm"}
     series = [
-        # node 3 stops at half time
-        const("ndb_node_status", {**node2, "status": "STARTED"}, [1] * n),
-        const("ndb_node_status", {**node3, "status": "STARTED"}, [1] * half + [0] * (n - half)),
-        # LCP id advances for the first half, then stays while writes go on
+        # node 3 stops at half time: no nodes row, configured but not running
+        const("ndb_data_node_running", node2, [1] * n),
+        const("ndb_data_node_running", node3, [1] * half + [0] * (n - half)),
+        # LCP id advances for the first half, then stays while REDO is written (8 MB/s)
         const("ndb_lcp_id", NDB, [min(i, half - 24) // 60 for i in range(n)]),
-        const("ndb_counters_total", {**node2, "block_name": "DBTC", "counter_name": "WRITES"},
-              [i * 100 for i in range(n)]),
+        const("ndb_disk_write_speed_bytes_per_second",
+              {**node2, "ldm_instance": "0", "kind": "redo", "window": "60s"}, [8e6] * n),
         # REDO part 1 of node 2 fills from 50% to 95%
         const("ndb_log_space_used_bytes", {**node2, **redo, "log_part": "1"},
               [50 + 45 * i // n for i in range(n)]),
         const("ndb_log_space_total_bytes", {**node2, **redo, "log_part": "1"}, [100] * n),
         const("ndb_log_space_used_bytes", {**node2, **redo, "log_part": "0"}, [10] * n),
         const("ndb_log_space_total_bytes", {**node2, **redo, "log_part": "0"}, [100] * n),
-        # one LDM thread of node 2 saturates in the second half; node 3's stays at 50%
+        # one LDM thread of node 2 saturates in the second half, dipping below 90 at every
+        # other 1 s sample (the old instant rule never fired); node 3's stays at 50%
+        const("ndb_thread_cpu_percent", {**node2, **ldm, "thr_no": "1", "mode": "exec"},
+              [40] * half + [97 if i % 2 else 86 for i in range(n - half)]),
         const("ndb_thread_cpu_percent", {**node2, **ldm, "thr_no": "1", "mode": "os_user"},
-              [40] * half + [85] * (n - half)),
-        const("ndb_thread_cpu_percent", {**node2, **ldm, "thr_no": "1", "mode": "os_system"},
-              [5] * half + [10] * (n - half)),
-        const("ndb_thread_cpu_percent", {**node3, **ldm, "thr_no": "1", "mode": "os_user"},
+              [100] * n),  # spinning counts in OS_user, not in the thread's work
+        const("ndb_thread_cpu_percent", {**node3, **ldm, "thr_no": "1", "mode": "exec"},
               [50] * n),
         const("ndb_transporter_overloaded", {**node2, "remote_node_id": "3"},
               [0] * half + [1] * (n - half)),
         const("ndb_transporter_overloads_total", {**node2, "remote_node_id": "3"}, [0] * n),
         const("up", NDB, [1] * n),
-        const("ndb_up", NDB, [1] * (n - 60) + [0] * 60),
+        const("ndb_up", NDB, [1] * n),
         const("ndb_exporter_collector_success", {**NDB, "collector": "cpustat"},
               [1] * half + [0] * (n - half)),
         const("ndb_exporter_collector_supported", {**NDB, "collector": "cpustat"}, [1] * n),
@@ -238,12 +308,125 @@ def test_ndb_node_lcp_redo_cpu_transporter_exporter_alerts(tmp_path) -> None:
         ("NdbRedoLogFilling", [c2]),
         ("NdbLdmCpuSaturated", [c2]),
         ("NdbTransporterOverloaded", [{**c2, "remote_node_id": "3"}]),
-        ("NdbExporterDown", [NDB]),
         ("NdbExporterCollectorFailing", [{**NDB, "collector": "cpustat"}]),
     ]:
         checks.append(firing(alert, early, None))
         checks.append(firing(alert, late, labels))
     promtool_test(tmp_path, series, checks)
+
+
+def test_data_node_down_is_the_dead_node_not_the_restarting_one(tmp_path) -> None:
+    """Review scenario B: node 3's process is dead (its nodes rows are gone), node 4 is
+    STARTING in a normal restart: only node 3 is down."""
+    n = 10 * 60 // STEP
+    n3, n4 = {**NDB, "node_id": "3"}, {**NDB, "node_id": "4"}
+    series = [const("ndb_node_status", {**n3, "status": "STARTED"}, [1] * 12 + [None] * (n - 12)),
+              const("ndb_data_node_running", n3, [1] * 12 + [0] * (n - 12)),
+              const("ndb_node_status", {**n4, "status": "STARTED"}, [1] * 12 + [0] * (n - 12)),
+              const("ndb_node_status", {**n4, "status": "STARTING"}, [0] * 12 + [1] * (n - 12)),
+              const("ndb_data_node_running", n4, [1] * n),
+              const("ndb_restart_status", n4, [19] * 12 + [10] * (n - 12))]
+    promtool_test(tmp_path, series, [
+        firing("NdbDataNodeDown", (n - 1) * STEP, [{"cluster": "lab-ndb", "node_id": "3",
+                                                   "simulated": "true"}])])
+
+
+def test_lcp_stalled_needs_a_full_window_and_real_write_traffic(tmp_path) -> None:
+    """Review scenario A (3 minutes of a constant LCP id) and #12 (an idle cluster goes
+    more than 30 minutes without an LCP on purpose)."""
+    n = 45 * 60 // STEP
+    idle = {**NDB, "cluster": "idle"}
+    writes = [i * 100 for i in range(n)]  # the old rule's "the cluster writes"
+    series = [const("ndb_counters_total", {**NDB, "node_id": "2", "block_name": "DBTC",
+                                           "counter_name": "WRITES"}, writes),
+              const("ndb_counters_total", {**idle, "node_id": "2", "block_name": "DBTC",
+                                           "counter_name": "WRITES"}, writes),
+              const("ndb_lcp_id", NDB, [None] * (n - 36) + [7] * 36),
+              const("ndb_disk_write_speed_bytes_per_second",
+                    {**NDB, "node_id": "2", "ldm_instance": "0", "kind": "redo",
+                     "window": "60s"}, [8e6] * n),
+              const("ndb_lcp_id", idle, [7] * n),
+              const("ndb_disk_write_speed_bytes_per_second",
+                    {**idle, "node_id": "2", "ldm_instance": "0", "kind": "redo",
+                     "window": "60s"}, [1e3] * n)]
+    promtool_test(tmp_path, series, [firing("NdbLcpStalled", (n - 1) * STEP, None)])
+
+
+def test_lcp_running_without_progress_is_stalled(tmp_path) -> None:
+    n = 40 * 60 // STEP
+    series = [const("ndb_lcp_id", NDB, [7] * n),
+              const("ndb_lcp_running", NDB, [1] * n),
+              const("ndb_lcp_progress_ratio", NDB, [i / 50 for i in range(50)]
+                    + [0.98] * (n - 50))]
+    promtool_test(tmp_path, series, [
+        firing("NdbLcpStalled", 20 * 60, None),
+        firing("NdbLcpStalled", (n - 1) * STEP, [{"cluster": "lab-ndb", "simulated": "true"}])])
+
+
+def test_sql_node_down_is_one_alert_not_one_per_collector(tmp_path) -> None:
+    """Review scenario E: ndb_up 0 makes every collector report success 0."""
+    n = 12 * 60 // STEP
+    collectors = ("nodes", "cpustat", "counters", "memoryusage", "transporters")
+    series = [const("up", NDB, [1] * n), const("ndb_up", NDB, [1] * 12 + [0] * (n - 12))]
+    for c in collectors:
+        series += [const("ndb_exporter_collector_success", {**NDB, "collector": c},
+                         [1] * 12 + [0] * (n - 12)),
+                   const("ndb_exporter_collector_supported", {**NDB, "collector": c}, [1] * n)]
+    promtool_test(tmp_path, series, [
+        firing("NdbExporterCollectorFailing", (n - 1) * STEP, None),
+        firing("NdbExporterDown", (n - 1) * STEP, [NDB])])
+
+
+def test_one_transporter_overload_burst_does_not_alert(tmp_path) -> None:
+    """Review #23: one onset kept the old `increase(...[5m]) > 0` true for 5 minutes."""
+    n = 10 * 60 // STEP
+    link = {**NDB, "node_id": "2", "remote_node_id": "3"}
+    series = [const("ndb_transporter_overloaded", link, [0] * 12 + [1] * 4 + [0] * (n - 16)),
+              const("ndb_transporter_overloads_total", link, [0] * 12 + [1] * (n - 12))]
+    promtool_test(tmp_path, series, [firing("NdbTransporterOverloaded", 5 * 60, None)])
+
+
+def test_memory_undo_links_versions_and_a_slow_exporter(tmp_path) -> None:
+    n = 150 * 60 // STEP
+    n2, n3, n4 = ({**NDB, "node_id": i} for i in ("2", "3", "4"))
+    undo = {"log_type": "DD-UNDO", "log_id": "1", "log_part": "0"}
+    dm = {"memory_type": "Data memory"}
+    series = [
+        const("ndb_memory_used_bytes", {**n2, **dm}, [95] * n),
+        const("ndb_memory_total_bytes", {**n2, **dm}, [100] * n),
+        const("ndb_memory_used_bytes", {**n3, **dm}, [50] * n),
+        const("ndb_memory_total_bytes", {**n3, **dm}, [100] * n),
+        const("ndb_log_space_used_bytes", {**n3, **undo}, [90] * n),
+        const("ndb_log_space_total_bytes", {**n3, **undo}, [100] * n),
+        # 2 -> 3 down although both run; 2 -> 4 down because 4 is down (NdbDataNodeDown's)
+        const("ndb_transporter_status", {**n2, "remote_node_id": "3", "status": "CONNECTED"},
+              [0] * n),
+        const("ndb_transporter_status", {**n2, "remote_node_id": "4", "status": "CONNECTED"},
+              [0] * n),
+        const("ndb_data_node_running", n2, [1] * n),
+        const("ndb_data_node_running", n3, [1] * n),
+        const("ndb_data_node_running", n4, [0] * n),
+        # node 3 upgraded, node 2 not yet, for 2.5 h
+        const("ndb_node_info", {**n2, "type": "NDB", "version": "8.4.3", "hostname": "a"}, [1] * n),
+        const("ndb_node_info", {**n3, "type": "NDB", "version": "8.4.4", "hostname": "b"}, [1] * n),
+        const("ndb_exporter_scrape_duration_seconds", NDB, [0.5] * (n - 60) + [6] + [0.5] * 59),
+    ]
+    c = {"cluster": "lab-ndb", "simulated": "true"}
+    promtool_test(tmp_path, series, [
+        firing("NdbDataMemoryHigh", (n - 1) * STEP, [{**c, "node_id": "2"}]),
+        firing("NdbUndoLogFilling", (n - 1) * STEP, [{**c, "node_id": "3"}]),
+        firing("NdbTransporterDisconnected", (n - 1) * STEP,
+               [{**c, "node_id": "2", "remote_node_id": "3"}]),
+        firing("NdbVersionMismatch", 60 * 60, None),
+        firing("NdbVersionMismatch", (n - 1) * STEP, [{"cluster": "lab-ndb"}]),
+        firing("NdbExporterSlow", (n - 1) * STEP, [NDB]),
+        firing("NdbExporterSlow", (n - 200) * STEP, None),
+    ])
+
+
+def test_no_ndbinfo_exporter_scraped_at_all(tmp_path) -> None:
+    series = [const("up", {"job": "other", "instance": "x"}, [1] * 30)]
+    promtool_test(tmp_path, series, [firing("NdbExporterAbsent", 29 * STEP, [{"job": "ndbinfo"}])])
 
 
 # -- Galera -----------------------------------------------------------------------------------
@@ -352,3 +535,31 @@ def test_loadgen_saturated(tmp_path) -> None:
     out = {k: v for k, v in lab.items() if k not in ("job", "instance")}
     promtool_test(tmp_path, series, [firing("LoadgenSaturated", 60, None),
                                      firing("LoadgenSaturated", (n - 1) * STEP, [out])])
+
+
+def test_runbook_links_resolve_where_the_lab_serves_them(tmp_path) -> None:
+    """Every alert's runbook_url, with vmalert's external URL in place of
+    {{ $externalURL }} (the lab's webhook server, standing in for compose's Grafana), serves
+    that alert's page."""
+    import threading
+    import urllib.request
+    from http.server import ThreadingHTTPServer
+
+    from clusterscope.lab.webhook import make_handler
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(
+        tmp_path / "n.jsonl", REPO / "runbooks", "http://127.0.0.1:1"))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        for f in RULE_FILES:
+            for group in yaml.safe_load(f.read_text())["groups"]:
+                for rule in group["rules"]:
+                    if "alert" not in rule:
+                        continue
+                    url = rule["annotations"]["runbook_url"].replace("{{ $externalURL }}", base)
+                    assert url.startswith(base), url  # no placeholder host left
+                    with urllib.request.urlopen(url, timeout=5) as r:
+                        assert r.read().decode().startswith(f"# {rule['alert']}\n")
+    finally:
+        server.shutdown()

@@ -7,7 +7,7 @@ is spelled here once, so a dashboard cannot disagree with the alert it explains.
 
 from __future__ import annotations
 
-from ndbinfo_exporter.schema import RESTART_COMPLETED, RESTART_NO_INFO
+from ndbinfo_exporter.schema import RESTART_COMPLETED, RESTART_FAILURE, RESTART_NO_INFO
 
 from clusterscope.rules.config import shared
 
@@ -23,9 +23,17 @@ def restart_completed(status: str) -> str:
     return " or ".join(f"{status} == {v}" for v in sorted(RESTART_COMPLETED))
 
 
-def restart_in_progress(status: str) -> str:
-    """`status` filtered to restarts under way (neither completed nor "no information")."""
-    return status + "".join(f" != {v}" for v in sorted(RESTART_COMPLETED | RESTART_NO_INFO))
+def restart_in_progress(status: str, failure: bool = True) -> str:
+    """`status` filtered to restarts under way (neither completed nor "no information");
+    `failure=False` also leaves out node failure handling (2-3: the node is down, not
+    restarting)."""
+    out = RESTART_COMPLETED | RESTART_NO_INFO | (frozenset() if failure else RESTART_FAILURE)
+    return status + "".join(f" != {v}" for v in sorted(out))
+
+
+def restart_status_in(status: str, values: range | tuple[int, ...]) -> str:
+    """`status` filtered to the given restart_info.node_restart_status_int values."""
+    return " or ".join(f"{status} == {v}" for v in values)
 
 
 # what the OS accounts to a thread (spinning included): per-thread CPU on the dashboards

@@ -29,7 +29,8 @@ def all_groups(c: dict | None = None) -> list[Group]:
     return [*ndb.groups(c), *galera.groups(c), *loadgen.groups(c)]
 
 
-DASHBOARD_NODE_VAR = {"ndb_restarts": "node_id", "ndb_overview": "node_id", "galera": "node",
+DASHBOARD_NODE_VAR = {"ndb_restarts": "node_id", "ndb_overview": "node_id", "ndb_node": "node_id",
+                      "galera": "node",
                       "experiments": "experiment"}
 
 

@@ -1,131 +1,200 @@
 # ruff: noqa: E501  (PromQL reads better unbroken)
-"""NDB rules: restart regression, restarts stuck, node, LCP, REDO, CPU, exporter health.
+"""NDB rules: restart regression, restarts stuck, data nodes, LCP, REDO/UNDO, memory, CPU,
+transporters, versions, exporter health.
 
-Restart regression, the one non-obvious design: a restart becomes a *completion event*
-(`...:completion` series) during a short window after `ndb_restarts_completed_total` grew.
-The baseline is the median of those event samples from before the window (`offset`), so the
-latest restart is judged against earlier ones only. The verdict (ratio and per-phase growth)
-is recorded only inside the window and held afterwards with `last_over_time`, so an alert
-stays until the next restart gives a new verdict instead of fading once the latest restart
-enters its own baseline.
+Restart regression, the one non-obvious design: a restart becomes a *completion event* while
+`time() - ndb_restart_last_completed_timestamp_seconds` is below the event window. The
+exporter persists that timestamp with the count, so a gap in the series (SQL node or exporter
+down, a collector timing out) never makes an old restart look new, and a counter appearing
+at 0 is no event at all. During the event the `...:completion` series carry the restart's
+total, phases and count; the baseline is the median of those samples from before the window
+(`offset`), so the latest restart is judged against earlier ones only: the node's own when
+it has enough earlier restarts, else the cluster's (every node's restarts pooled). The
+verdicts are recorded only inside the window and held afterwards with `last_over_time`, so
+an alert stays until the next restart gives a new verdict (or the hold ends) instead of
+fading once the latest restart enters its own baseline.
+
+The alerts repeat some recorded expressions instead of reading the records: vmalert writes a
+group's records back asynchronously, so an alert reading a record of the same evaluation
+could see the previous one. Records read with an `offset` or `last_over_time` are safe.
 """
 
 from __future__ import annotations
 
-from clusterscope.rules.fragments import ldm_cpu_percent, restart_completed, restart_in_progress
-from clusterscope.rules.model import WITHOUT, Alert, Group
+from clusterscope.rules.fragments import (
+    ldm_cpu_percent,
+    restart_completed,
+    restart_in_progress,
+    restart_status_in,
+)
+from clusterscope.rules.model import WITHOUT, Alert, Group, seconds
 
 COMPLETED = "cluster_node:ndb_restart_total_seconds:completed"
+# restart states whose length grows with the data a node holds (restore fragments, undo,
+# REDO, index build, copy/sync, wait for an LCP; 22/23 the same seen by a later master)
+DATA_BOUND_STATES = (12, 13, 14, 15, 16, 17, 22, 23)
 
 
 def groups(c: dict) -> list[Group]:
+    return [_restarts(c), _nodes(c)]
+
+
+def _restarts(c: dict) -> Group:
     n = c["ndb"]
     s = c["selectors"]["ndb"]
-    w = n["restart_completion_window"]
+    w = n["restart_event_window"]
     hist = n["restart_history"]
+    hold = n["restart_verdict_hold"]
+    need = n["restart_min_earlier"]
+    factor, grow = n["restart_regression_factor"], n["restart_regression_min_growth_seconds"]
     done = restart_completed(f"max {WITHOUT} (ndb_restart_status{{{s}}})")
-    ldm_cpu = ldm_cpu_percent(s, modes=n["ldm_cpu_modes"])
-    # A counter that first appears (exporter's first restart) has no increase to see.
-    c = f"ndb_restarts_completed_total{{{s}}}"
-    just_done = f"(increase({c}[{w}]) > 0 or ({c} unless {c} offset {w}))"
+    recent = (f"(time() - max {WITHOUT} (ndb_restart_last_completed_timestamp_seconds{{{s}}})"
+              f" < {seconds(w)})")
     total_done = f"max {WITHOUT} (ndb_restart_total_seconds{{{s}}}) and on (cluster, node_id) ({done})"
     phase_done = f"max {WITHOUT} (ndb_restart_phase_seconds{{{s}}}) and on (cluster, node_id) ({done})"
-    base_total = ("quantile_over_time(0.5, cluster_node:ndb_restart_total_seconds:completion"
-                  f"[{hist}] offset {w})")
-    base_phase = ("quantile_over_time(0.5, cluster_node_phase:ndb_restart_phase_seconds:completion"
-                  f"[{hist}] offset {w})")
-    count_ev = "cluster_node:ndb_restarts_completed:completion"
-    earlier = (f"(max_over_time({count_ev}[{hist}] offset {w}) - min_over_time({count_ev}[{hist}]"
-               f" offset {w}) + 1 >= {n['restart_min_earlier']})")
-    restarts = Group("ndb-restarts", "ndb.yml", records=[
+    ev_total = "cluster_node:ndb_restart_total_seconds:completion"
+    ev_phase = "cluster_node_phase:ndb_restart_phase_seconds:completion"
+    ev_count = "cluster_node:ndb_restarts_completed:completion"
+    cl_total = "cluster:ndb_restart_total_seconds:completion"
+    cl_phase = "cluster_phase:ndb_restart_phase_seconds:completion"
+    cl_count = "cluster:ndb_restarts_completed:completion"
+
+    def earlier(series: str) -> str:
+        # completion events before this one: the count moved by one per event
+        return (f"(max_over_time({series}[{hist}] offset {w}) - min_over_time({series}[{hist}]"
+                f" offset {w}) + 1 >= {need})")
+
+    def median(series: str) -> str:
+        return f"quantile_over_time(0.5, {series}[{hist}] offset {w})"
+
+    # the node's own median when it has enough earlier restarts, else the cluster's
+    base_total = (f"({median(ev_total)} and on (cluster, node_id) {earlier(ev_count)})"
+                  f" or on (cluster, node_id) (0 * ({total_done}) + on (cluster) group_left ()"
+                  f" ({median(cl_total)} and on (cluster) {earlier(cl_count)}))")
+    base_phase = (f"({median(ev_phase)} and on (cluster, node_id) {earlier(ev_count)})"
+                  f" or on (cluster, node_id, phase) (0 * ({phase_done}) + on (cluster, phase)"
+                  f" group_left () ({median(cl_phase)} and on (cluster) {earlier(cl_count)}))")
+    # the newest pin (`clusterscope baseline pin`), kept alive by this record itself once
+    # the pinned sample has aged out of VictoriaMetrics' retention
+    lb = n["restart_pinned_lookback"]
+    pinned_rec = "cluster_node:ndb_restart_total_seconds:pinned"
+    pinned = (f"max without (pin) (last_over_time(clusterscope_pinned_restart_total_seconds[{lb}])"
+              f" and on (pin) topk(1, last_over_time(clusterscope_pin_created_timestamp_seconds[{lb}])))"
+              f" or last_over_time({pinned_rec}[{lb}])")
+    g = Group("ndb-restarts", "ndb.yml", records=[
         (COMPLETED, total_done),
         ("cluster_node_phase:ndb_restart_phase_seconds:completed", phase_done),
-        ("cluster_node:ndb_restart_total_seconds:completion",
-         f"({total_done}) and on (cluster, node_id) {just_done}"),
-        ("cluster_node_phase:ndb_restart_phase_seconds:completion",
-         f"({phase_done}) and on (cluster, node_id) {just_done}"),
-        (count_ev, f"max {WITHOUT} (ndb_restarts_completed_total{{{s}}}) and on (cluster, node_id)"
-                   f" {just_done}"),
-        ("cluster:ndb_restart_total_seconds:completion",
-         f"max without (node_id) (({total_done}) and on (cluster, node_id) {just_done})"),
-        ("cluster_node:ndb_restart_total_seconds:baseline_median", base_total),
-        ("cluster_node_phase:ndb_restart_phase_seconds:baseline_median", base_phase),
-        ("cluster:ndb_restart_total_seconds:baseline_median",
-         f"quantile_over_time(0.5, cluster:ndb_restart_total_seconds:completion[{hist}]"
-         f" offset {w})"),
-        # The verdicts: only inside the completion window, with enough earlier restarts.
+        (ev_total, f"({total_done}) and on (cluster, node_id) {recent}"),
+        (ev_phase, f"({phase_done}) and on (cluster, node_id) {recent}"),
+        (ev_count, f"max {WITHOUT} (ndb_restarts_completed_total{{{s}}}) and on (cluster, node_id) {recent}"),
+        # every node's events pooled (a rolling restart completes one node at a time)
+        (cl_total, f"max without (node_id) (({total_done}) and on (cluster, node_id) {recent})"),
+        (cl_phase, f"max without (node_id) (({phase_done}) and on (cluster, node_id) {recent})"),
+        (cl_count, f"sum by (cluster) (max {WITHOUT} (ndb_restarts_completed_total{{{s}}}))"
+                   f" and on (cluster) count by (cluster) ({recent})"),
+        ("cluster_node:ndb_restart_total_seconds:baseline_median", median(ev_total)),
+        ("cluster_node_phase:ndb_restart_phase_seconds:baseline_median", median(ev_phase)),
+        ("cluster:ndb_restart_total_seconds:baseline_median", median(cl_total)),
+        # the verdicts: only inside the event window, with enough earlier restarts
         ("cluster_node:ndb_restart_total_seconds:ratio_to_baseline",
          f"({total_done}) / on (cluster, node_id) group_left () ({base_total})"
-         f" and on (cluster, node_id) {just_done} and on (cluster, node_id) {earlier}"),
+         f" and on (cluster, node_id) {recent}"),
         ("cluster_node:ndb_restart_total_seconds:growth_over_baseline",
          f"({total_done}) - on (cluster, node_id) group_left () ({base_total})"
-         f" and on (cluster, node_id) {just_done} and on (cluster, node_id) {earlier}"),
+         f" and on (cluster, node_id) {recent}"),
         ("cluster_node_phase:ndb_restart_phase_seconds:growth_over_baseline",
          f"({phase_done}) - on (cluster, node_id, phase) group_left () ({base_phase})"
-         f" and on (cluster, node_id) {just_done} and on (cluster, node_id) {earlier}"),
-        # Against a baseline pinned with `clusterscope baseline pin` (if one is pinned).
+         f" and on (cluster, node_id) {recent}"),
+        (pinned_rec, pinned),
         ("cluster_node:ndb_restart_total_seconds:ratio_to_pinned",
-         f"({total_done}) / on (cluster, node_id) group_left () max without (pin) ("
-         f"last_over_time(clusterscope_pinned_restart_total_seconds[{n['restart_pinned_lookback']}]))"),
+         f"({total_done}) / on (cluster, node_id) group_left () max without (pin) ({pinned})"
+         f" and on (cluster, node_id) {recent}"),
+        ("cluster_node:ndb_restart_total_seconds:growth_over_pinned",
+         f"({total_done}) - on (cluster, node_id) group_left () max without (pin) ({pinned})"
+         f" and on (cluster, node_id) {recent}"),
     ])
-    hold = n["restart_verdict_hold"]
     excl = n["restart_phase_exclude"]
     grew_most = (f"0 * topk by (cluster, node_id) (1, last_over_time("
                  f"cluster_node_phase:ndb_restart_phase_seconds:growth_over_baseline"
                  f"{{phase!~\"{excl}\"}}[{hold}]))")
-    restarts.alerts.append(Alert(
+    g.alerts.append(Alert(
         "NdbRestartTimeRegressed",
         f"(last_over_time(cluster_node:ndb_restart_total_seconds:ratio_to_baseline[{hold}])"
-        f" > {n['restart_regression_factor']} and on (cluster, node_id)"
+        f" > {factor} and on (cluster, node_id)"
         f" last_over_time(cluster_node:ndb_restart_total_seconds:growth_over_baseline[{hold}])"
-        f" > {n['restart_regression_min_growth_seconds']})"
+        f" > {grow})"
         f" + on (cluster, node_id) group_left (phase) {grew_most}",
         "warning",
         "NDB node {{ $labels.node_id }} restarted {{ $value | printf \"%.2f\" }}x slower than"
         " its baseline; phase {{ $labels.phase }} grew most",
         "The latest completed restart of data node {{ $labels.node_id }} in cluster"
-        " {{ $labels.cluster }} took {{ $value | printf \"%.2f\" }} times the median of its"
-        f" earlier restarts (threshold {n['restart_regression_factor']}x and"
-        f" +{n['restart_regression_min_growth_seconds']} s). The phase that grew most against"
-        " its own median is {{ $labels.phase }}.",
+        " {{ $labels.cluster }} took {{ $value | printf \"%.2f\" }} times the median of the"
+        f" earlier restarts (the node's own when it has {need}, else the cluster's; more than"
+        f" {factor}x and more than {grow} s longer). The phase that grew most against its own"
+        " median is {{ $labels.phase }}.",
         "ndb_restarts"))
-    pinned = (f"max without (pin) (last_over_time(clusterscope_pinned_restart_total_seconds"
-              f"[{n['restart_pinned_lookback']}]))")
-    restarts.alerts.append(Alert(
+    g.alerts.append(Alert(
         "NdbRestartTimeAbovePinned",
-        f"cluster_node:ndb_restart_total_seconds:ratio_to_pinned > {n['restart_regression_factor']}"
-        f" and on (cluster, node_id) ({COMPLETED} - on (cluster, node_id) group_left () {pinned}"
-        f" > {n['restart_regression_min_growth_seconds']})",
+        f"last_over_time(cluster_node:ndb_restart_total_seconds:ratio_to_pinned[{hold}]) > {factor}"
+        f" and on (cluster, node_id)"
+        f" last_over_time(cluster_node:ndb_restart_total_seconds:growth_over_pinned[{hold}]) > {grow}",
         "warning",
         "NDB node {{ $labels.node_id }} restarted {{ $value | printf \"%.2f\" }}x slower than"
         " the pinned baseline",
         "The latest completed restart of data node {{ $labels.node_id }} in cluster"
         " {{ $labels.cluster }} took {{ $value | printf \"%.2f\" }} times the restart time"
-        " pinned with `clusterscope baseline pin` (threshold"
-        f" {n['restart_regression_factor']}x and +{n['restart_regression_min_growth_seconds']} s).",
+        " of the newest baseline pinned with `clusterscope baseline pin` (more than"
+        f" {factor}x and more than {grow} s longer). Held until the next restart or {hold}.",
         "ndb_restarts"))
-    restarts.alerts.append(Alert(
-        "NdbRestartStuck",
-        f"({restart_in_progress(f'max {WITHOUT} (ndb_restart_status{{{s}}})')})"
-        f" and on (cluster, node_id) (max {WITHOUT} (max_over_time(ndb_restart_status{{{s}}}"
-        f"[{n['restart_stuck_after']}])) == max {WITHOUT} (min_over_time(ndb_restart_status{{{s}}}"
-        f"[{n['restart_stuck_after']}])))",
-        "warning",
-        "NDB node {{ $labels.node_id }} restart made no progress for"
-        f" {n['restart_stuck_after']}",
-        "Data node {{ $labels.node_id }} in cluster {{ $labels.cluster }} has been in restart"
-        " state {{ $value }} (ndbinfo.restart_info.node_restart_status_int) for at least"
-        f" {n['restart_stuck_after']}.",
-        "ndb_restarts"))
+    stuck, stuck_data = n["restart_stuck_after"], n["restart_stuck_after_data_phases"]
+    status = f"max {WITHOUT} (ndb_restart_status{{{s}}})"
 
-    nodes = Group("ndb-nodes", "ndb.yml", records=[
+    def unchanged_for(window: str) -> str:
+        # the same state for the whole window, and the series already existed at its start
+        # (a fresh exporter or a restart that just began has no full window)
+        return (f"max {WITHOUT} (changes(ndb_restart_status{{{s}}}[{window}])) == 0"
+                f" and on (cluster, node_id) max {WITHOUT} (ndb_restart_status{{{s}}} offset {window})")
+
+    g.alerts.append(Alert(
+        "NdbRestartStuck",
+        f"(({restart_in_progress(status, failure=False)})"
+        f" unless on (cluster, node_id) ({restart_status_in(status, DATA_BOUND_STATES)})"
+        f" and on (cluster, node_id) ({unchanged_for(stuck)}))"
+        f" or (({restart_status_in(status, DATA_BOUND_STATES)})"
+        f" and on (cluster, node_id) ({unchanged_for(stuck_data)}))",
+        "warning",
+        "NDB node {{ $labels.node_id }} restart made no progress (state {{ $value }})",
+        "Data node {{ $labels.node_id }} in cluster {{ $labels.cluster }} has been in restart"
+        " state {{ $value }} (ndbinfo.restart_info.node_restart_status_int; the runbook names"
+        f" each state) for at least {stuck}, or {stuck_data} in a state that grows with the"
+        " data (restore, undo, REDO, index build, copy, wait for an LCP).",
+        "ndb_restarts"))
+    return g
+
+
+def _nodes(c: dict) -> Group:
+    n = c["ndb"]
+    s = c["selectors"]["ndb"]
+    ldm_cpu = ldm_cpu_percent(s, modes=n["ldm_cpu_modes"])
+    ldm_cpu_avg = ldm_cpu_percent(s, modes=n["ldm_cpu_modes"], avg_over=n["ldm_cpu_avg_over"])
+    lcp_after = n["lcp_stalled_after"]
+
+    def used_ratio(log_type: str) -> str:
+        return (f"max without (instance, job, log_id, log_part, log_type) ("
+                f"ndb_log_space_used_bytes{{{s},log_type=\"{log_type}\"}}"
+                f" / ndb_log_space_total_bytes{{{s},log_type=\"{log_type}\"}})")
+
+    data_memory = (f"max without (instance, job, memory_type) (ndb_memory_used_bytes{{{s},memory_type=\"Data memory\"}}"
+                   f" / ndb_memory_total_bytes{{{s},memory_type=\"Data memory\"}})")
+    # a link to a data node that runs: the peer's own node id as remote_node_id
+    running_peer = (f"label_replace(max {WITHOUT} (ndb_data_node_running{{{s}}}) == 1,"
+                    f" \"remote_node_id\", \"$1\", \"node_id\", \"(.*)\")")
+    g = Group("ndb-nodes", "ndb.yml", records=[
         ("cluster:ndb_lcp_duration_seconds:last",
          f"max {WITHOUT} (ndb_lcp_last_duration_seconds{{{s}}})"),
-        ("cluster:ndb_lcp_id:delta1h", f"max {WITHOUT} (delta(ndb_lcp_id{{{s}}}[1h]))"),
-        ("cluster_node:ndb_redo_log_space_used:max_part_ratio",
-         f"max without (instance, job, log_id, log_part, log_type) ("
-         f"ndb_log_space_used_bytes{{{s},log_type=\"REDO\"}}"
-         f" / ndb_log_space_total_bytes{{{s},log_type=\"REDO\"}})"),
+        ("cluster_node:ndb_redo_log_space_used:max_part_ratio", used_ratio("REDO")),
+        ("cluster_node:ndb_undo_log_space_used:max_ratio", used_ratio("DD-UNDO")),
+        ("cluster_node:ndb_data_memory_used:ratio", data_memory),
         ("cluster_node:ndb_ldm_cpu_percent:mean",
          f"avg without (instance, job, thr_no, thread_name) ({ldm_cpu})"),
         ("cluster_node:ndb_ldm_cpu_percent:max",
@@ -136,54 +205,112 @@ def groups(c: dict) -> list[Group]:
          f"sum without (instance, job, remote_node_id) ("
          f"rate(ndb_transporter_received_bytes_total{{{s}}}[1m]))"),
     ])
-    nodes.alerts += [
-        Alert("NdbDataNodeDown", f"max without (instance, job, status) (ndb_node_status{{{s},status=\"STARTED\"}}) == 0",
-              "critical", "NDB data node {{ $labels.node_id }} is not started",
-              "Data node {{ $labels.node_id }} in cluster {{ $labels.cluster }} has not been in"
-              f" status STARTED for {n['data_node_down_for']} (ndbinfo.nodes).",
+    g.alerts += [
+        Alert("NdbDataNodeDown", f"max {WITHOUT} (ndb_data_node_running{{{s}}}) == 0",
+              "critical", "NDB data node {{ $labels.node_id }} is down",
+              "Data node {{ $labels.node_id }} in cluster {{ $labels.cluster }} is configured"
+              " (ndbinfo.config_nodes) but has not been running (no row in ndbinfo.nodes) for"
+              f" {n['data_node_down_for']}. A node that restarts is running (STARTING) and"
+              " is NdbRestartStuck's business.",
               "ndb_overview", n["data_node_down_for"]),
         Alert("NdbLcpStalled",
-              f"(max {WITHOUT} (max_over_time(ndb_lcp_id{{{s}}}[{n['lcp_stalled_after']}])) =="
-              f" max {WITHOUT} (min_over_time(ndb_lcp_id{{{s}}}[{n['lcp_stalled_after']}])))"
-              f" and on (cluster) (sum by (cluster) (rate(ndb_counters_total{{{s},"
-              f"{n['lcp_write_counter']}}}[5m])) > 0)",
+              # no new LCP for the whole window (and the series is older than the window)
+              # while REDO was written well past what starts an LCP...
+              f"((max {WITHOUT} (changes(ndb_lcp_id{{{s}}}[{lcp_after}])) == 0"
+              f" and on (cluster) max {WITHOUT} (ndb_lcp_id{{{s}}} offset {lcp_after}))"
+              f" and on (cluster) (sum by (cluster) (avg_over_time(ndb_disk_write_speed_bytes_per_second"
+              f"{{{s},kind=\"redo\",window=\"60s\"}}[{lcp_after}])) * {seconds(lcp_after)}"
+              f" > {n['lcp_stalled_min_redo_bytes']}))"
+              # ...or an LCP that runs and does not progress
+              f" or on (cluster) (max {WITHOUT} (ndb_lcp_running{{{s}}}) == 1"
+              f" and on (cluster) max {WITHOUT} (changes(ndb_lcp_progress_ratio{{{s}}}[{lcp_after}])) == 0"
+              f" and on (cluster) max {WITHOUT} (ndb_lcp_progress_ratio{{{s}}} offset {lcp_after}))",
               "warning", "NDB local checkpoints stalled in {{ $labels.cluster }}",
-              f"The LCP id has not advanced for {n['lcp_stalled_after']} while the cluster"
-              " keeps writing: the REDO log fills and restarts will be slow.", "ndb_overview",
-              per_node=False),
-        Alert("NdbRedoLogFilling",
-              f"max without (instance, job, log_id, log_part, log_type) ("
-              f"ndb_log_space_used_bytes{{{s},log_type=\"REDO\"}}"
-              f" / ndb_log_space_total_bytes{{{s},log_type=\"REDO\"}}) > {n['redo_used_ratio_max']}",
+              f"No local checkpoint has completed for {lcp_after} although the data nodes"
+              f" wrote more than {n['lcp_stalled_min_redo_bytes'] / 2**20:.0f} MiB of REDO in"
+              " that time, or the running LCP has not progressed for as long: the REDO log"
+              " fills and restarts get slow.", "ndb_overview", per_node=False),
+        Alert("NdbRedoLogFilling", f"{used_ratio('REDO')} > {n['redo_used_ratio_max']}",
               "warning", "NDB node {{ $labels.node_id }} REDO log is {{ $value | humanizePercentage }}"
               " full", "The fullest REDO log part of data node {{ $labels.node_id }} is over"
               f" {n['redo_used_ratio_max']:.0%} used; at 100% the node refuses writes"
-              " (error 410).", "ndb_overview", "5m"),
+              " (error 410).", "ndb_overview", n["log_filling_for"]),
+        Alert("NdbUndoLogFilling", f"{used_ratio('DD-UNDO')} > {n['undo_used_ratio_max']}",
+              "warning", "NDB node {{ $labels.node_id }} disk data UNDO log is"
+              " {{ $value | humanizePercentage }} full",
+              "The disk data UNDO log (logfile group) of data node {{ $labels.node_id }} is over"
+              f" {n['undo_used_ratio_max']:.0%} used; when it is full, transactions on disk"
+              " data tables fail until an LCP frees it.", "ndb_overview", n["log_filling_for"]),
+        Alert("NdbDataMemoryHigh", f"{data_memory} > {n['data_memory_used_ratio_max']}",
+              "warning", "NDB node {{ $labels.node_id }} DataMemory {{ $value | humanizePercentage }}"
+              " used", "Data node {{ $labels.node_id }} uses more than"
+              f" {n['data_memory_used_ratio_max']:.0%} of its DataMemory (ndbinfo.memoryusage);"
+              " when it is full, inserts fail with error 827 (table is full).", "ndb_node",
+              n["memory_for"]),
         Alert("NdbLdmCpuSaturated",
-              f"max without (instance, job, thr_no, thread_name) ({ldm_cpu})"
+              f"max without (instance, job, thr_no, thread_name) ({ldm_cpu_avg})"
               f" > {n['ldm_cpu_percent_max']}",
-              "warning", "NDB node {{ $labels.node_id }} LDM thread at {{ $value }}% CPU",
-              "The busiest LDM thread of data node {{ $labels.node_id }} has been above"
-              f" {n['ldm_cpu_percent_max']}% CPU for {n['ldm_cpu_for']}.", "ndb_overview",
+              "warning", "NDB node {{ $labels.node_id }} LDM thread at"
+              " {{ $value | printf \"%.0f\" }}% CPU",
+              f"The busiest LDM thread of data node {{{{ $labels.node_id }}}} averaged more than"
+              f" {n['ldm_cpu_percent_max']}% CPU ({n['ldm_cpu_modes']}, over"
+              f" {n['ldm_cpu_avg_over']}) for {n['ldm_cpu_for']}.", "ndb_node",
               n["ldm_cpu_for"]),
         Alert("NdbTransporterOverloaded",
               f"max {WITHOUT} (ndb_transporter_overloaded{{{s}}}) == 1 or max {WITHOUT}"
-              f" (increase(ndb_transporter_overloads_total{{{s}}}[5m])) > 0",
+              f" (increase(ndb_transporter_overloads_total{{{s}}}[10m]))"
+              f" > {n['transporter_overloads_max']}",
               "warning", "NDB transporter {{ $labels.node_id }} -> {{ $labels.remote_node_id }}"
               " overloaded", "The send buffer from node {{ $labels.node_id }} to node"
-              " {{ $labels.remote_node_id }} is overloaded (ndbinfo.transporters).",
+              " {{ $labels.remote_node_id }} is overloaded (ndbinfo.transporters), or it was"
+              f" overloaded more than {n['transporter_overloads_max']} times in 10 minutes.",
               "ndb_overview", n["transporter_overloaded_for"]),
-        Alert("NdbExporterDown", f"up{{{s}}} == 0 or ndb_up{{{s}}} == 0",
-              "critical", "ndbinfo_exporter {{ $labels.instance }} sees no NDB cluster",
+        Alert("NdbTransporterDisconnected",
+              f"max without (instance, job, status) (ndb_transporter_status{{{s},status=\"CONNECTED\"}}) == 0"
+              f" and on (cluster, remote_node_id) {running_peer}",
+              "warning", "NDB link {{ $labels.node_id }} -> {{ $labels.remote_node_id }} not"
+              " connected", "Data node {{ $labels.node_id }} has no connection to data node"
+              " {{ $labels.remote_node_id }} although both run (ndbinfo.transporters): a"
+              " network or TLS problem between them.", "ndb_overview",
+              n["transporter_disconnected_for"]),
+        Alert("NdbVersionMismatch",
+              f"count by (cluster) (count by (cluster, version) (ndb_node_info{{{s},type=\"NDB\"}})) > 1"
+              f" or count by (cluster) (count_values by (cluster) (\"generation\","
+              f" max {WITHOUT} (ndb_node_config_generation{{{s}}}))) > 1",
+              "info", "NDB cluster {{ $labels.cluster }} runs mixed versions or configurations",
+              "The data nodes of {{ $labels.cluster }} have run more than one software version or"
+              f" configuration generation for {n['version_mismatch_for']}: a rolling upgrade or"
+              " configuration change is half done.", "ndb_overview", n["version_mismatch_for"],
+              per_node=False),
+        Alert("NdbExporterDown",
+              f"up{{{s}}} == 0 or ndb_up{{{s}}} == 0",
+              "warning", "ndbinfo_exporter {{ $labels.instance }} sees no NDB cluster",
               "Either the exporter does not answer scrapes (up 0) or it cannot read ndbinfo"
               " from its SQL node (ndb_up 0): NDB monitoring is blind.", "ndb_overview",
               n["exporter_down_for"], per_node=False),
+        Alert("NdbExporterAbsent", f"absent(up{{{s}}})",
+              "warning", "No ndbinfo_exporter is scraped",
+              f"No target of the scrape job selected by {s} exists: the job was removed from"
+              " the scrape configuration or its service discovery finds nothing.",
+              "ndb_overview", n["exporter_down_for"], per_node=False),
         Alert("NdbExporterCollectorFailing",
               f"ndb_exporter_collector_success{{{s}}} == 0 and on (instance, collector)"
-              f" ndb_exporter_collector_supported{{{s}}} == 1",
+              f" ndb_exporter_collector_supported{{{s}}} == 1"
+              f" unless on (instance) ndb_up{{{s}}} == 0",
               "warning", "ndbinfo_exporter collector {{ $labels.collector }} failing",
               "Collector {{ $labels.collector }} of {{ $labels.instance }} fails on every"
-              " scrape although its view exists: its metrics are missing.", "ndb_overview",
-              n["collector_failing_for"], per_node=False),
+              " scrape although the SQL node answers and its view exists: its metrics are"
+              " missing.", "ndb_overview", n["collector_failing_for"], per_node=False),
+        Alert("NdbExporterSlow",
+              f"max_over_time(ndb_exporter_scrape_duration_seconds{{{s}}}[10m])"
+              f" > {n['exporter_scrape_seconds_max']}"
+              f" or increase(ndb_exporter_collector_timeouts_total{{{s}}}[10m]) > 0",
+              "warning", "ndbinfo_exporter {{ $labels.instance }} scrapes are slow or cut",
+              "A scrape of {{ $labels.instance }} took more than"
+              f" {n['exporter_scrape_seconds_max']} s, or a collector hit its query timeout,"
+              " in the last 10 minutes: metrics go missing when the scrape times out.",
+              "ndb_overview", per_node=False),
     ]
-    return [restarts, nodes]
+    return g
+
+

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from ndbinfo_exporter.schema import RESTART_STATUS
+
 RESTART_Q = ("SELECT node_id, node_restart_status, total_restart_secs, secs_restore_fragments,"
              " secs_exec_redo_log, secs_index_rebuild, secs_wait_lcp_for_restart"
              " FROM ndbinfo.restart_info;")
@@ -19,18 +21,28 @@ Logs: the cluster log `ndb_<mgm node id>_cluster.log` in the management node's D
 data node's host, in its DataDir, `ndb_<node id>_out.log`, `ndb_<node id>_error.log` and the
 trace files `ndb_<node id>_trace.log.<n>` it names (`ndb_error_reporter` collects them all)."""
 
+STATUS_TABLE = "\n".join(
+    ["| state | restart_info.node_restart_status |", "|---|---|"]
+    + [f"| {k} | {RESTART_STATUS[k]} |" for k in sorted(RESTART_STATUS)])
+LCP_Q = ("SELECT node_id, tab_lcp_status, COUNT(*) FROM ndbinfo.table_distribution_status"
+         " GROUP BY 1, 2; SELECT SUM(num_lcp_replicas), SUM(no_of_replicas) FROM"
+         " ndbinfo.table_fragments;")
+
 RUNBOOKS: dict[str, dict[str, str]] = {
     "NdbRestartTimeRegressed": {
         "meaning": "The latest completed restart of a data node took longer than its baseline"
-                   " (the median of its earlier completed restarts) by the configured factor"
-                   " and by at least the configured number of seconds. The `phase` label names"
-                   " the restart_info phase that grew most against its own median.",
+                   " (the median of the node's earlier completed restarts, or of the whole"
+                   " cluster's when the node has too few) by more than the factor and the"
+                   " seconds in the description. The `phase` label names the restart_info"
+                   " phase that grew most against its own median.",
+        "benign": "an `--initial` restart (a full copy: `to_synchronize_starting_node` grew),"
+                  " the first restart after a bulk data load.",
         "impact": "While a data node restarts the cluster runs with reduced redundancy; a"
                   " slower restart widens that window (field facts: 6m49s on 7.6 vs 19m11s on"
                   " 7.5 for the same data, mostly the wait for a local checkpoint).",
         "diagnosis": f"- Phase durations of the last restart: `{RESTART_Q}`\n"
-                     "- Compare with `cluster_node_phase:ndb_restart_phase_seconds:baseline_median`"
-                     " on the NDB restarts dashboard.\n"
+                     "- The phases against their medians: \"Phase vs its median\" on the NDB"
+                     " restarts dashboard (`cluster_node_phase:ndb_restart_phase_seconds:baseline_median`).\n"
                      "- `wait_lcp_for_restart` grew: check LCP speed (`ndbinfo.disk_write_speed_aggregate`,"
                      " `ndb_lcp_last_duration_seconds`), data size, `MaxDiskWriteSpeed*` settings,"
                      " and whether partial LCP (7.6 `EnablePartialLcp`) is on.\n"
@@ -56,40 +68,58 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " baseline.",
     },
     "NdbRestartStuck": {
-        "meaning": "A data node's restart state (`node_restart_status_int`) has not changed for"
-                   " the configured time.",
+        "meaning": "A data node's restart state (`node_restart_status_int`, the data node"
+                   " kernel's NodeRecoveryStatus) has not changed for 30 minutes, or for 2 hours"
+                   " in a state whose length grows with the data (12-17). A node in failure"
+                   " handling (2-3) is down, not restarting: that is NdbDataNodeDown.\n\n"
+                   + STATUS_TABLE,
+        "benign": "a very large node restoring or rebuilding indexes for longer than 2 hours;"
+                  " an `--initial` restart copying all data (state 16).",
         "impact": "The node is not serving and redundancy stays reduced until it finishes.",
-        "diagnosis": f"- `{RESTART_Q}`\n- `SELECT * FROM ndbinfo.nodes;` (start_phase)\n"
+        "diagnosis": f"- `{RESTART_Q}`\n- `ndb_mgm -e \"N STATUS\"` (start phase)\n"
                      "- The data node's out/error log and the cluster log for the last"
-                     " `Start phase` line; status 10 (WAIT_LCP_FOR_RESTART) waits for an LCP:"
-                     " check `ndbinfo.tab_lcp_status`.",
+                     " `Start phase` line; state 17 (Wait LCP to ensure durability) waits for"
+                     f" an LCP: `{LCP_Q}`",
         "mitigation": "If an LCP is progressing, wait. If the node waits for the master or for"
                       " metadata copy, check the other nodes' health and the network. As a last"
                       " resort stop the node and start it with `--initial` (full copy).",
     },
     "NdbDataNodeDown": {
-        "meaning": "A data node is not in status STARTED (ndbinfo.nodes).",
+        "meaning": "A configured data node (ndbinfo.config_nodes) is not running: it has no row"
+                   " in ndbinfo.nodes (a stopped or crashed node has none). A node that"
+                   " restarts is running (STARTING) and does not fire this.",
+        "benign": "a planned `N STOP` for maintenance (silence it for the window).",
         "impact": "One replica of its node group is gone; another failure in the same node"
                   " group takes the cluster down.",
-        "diagnosis": "- `SELECT node_id, status, start_phase FROM ndbinfo.nodes;`\n"
-                     "- `ndb_mgm -e show`; the node's error log and trace files.",
+        "diagnosis": "- `ndb_mgm -e show`: the node shows `not connected`.\n"
+                     "- On its host: is `ndbmtd` running, its `ndb_<id>_error.log` (the"
+                     " error that stopped it) and the trace file it names.\n"
+                     "- `SELECT * FROM ndbinfo.restart_info WHERE node_id = N;` on a live SQL"
+                     " node (state 3: failure handling completed, waiting for the node).",
         "mitigation": "Start the node (`ndbmtd`), or fix what stops it (disk, memory, config"
                       " mismatch). Watch NdbRestartStuck / NdbRestartTimeRegressed while it"
                       " restarts.",
     },
     "NdbLcpStalled": {
-        "meaning": "The local checkpoint id has not advanced for the configured time while the"
-                   " cluster keeps writing.",
+        "meaning": "No local checkpoint completed for 30 minutes although the data nodes"
+                   " wrote more REDO than starts one (64 MiB; the default"
+                   " TimeBetweenLocalCheckpoints starts an LCP after 4 MB), or a running LCP"
+                   " has not progressed (`ndb_lcp_progress_ratio` flat) for 30 minutes.",
+        "benign": "none with real write traffic: an idle cluster does not fire.",
         "impact": "The REDO log cannot be trimmed and fills up (then writes fail, error 410);"
                   " node restarts wait for an LCP and get slow.",
-        "diagnosis": "- `SELECT * FROM ndbinfo.tab_lcp_status WHERE lcp_state != 'COMPLETED';`\n"
-                     "- `ndbinfo.disk_write_speed_aggregate` (LCP write speed, slowdowns)\n"
-                     "- Cluster log `LCP` lines; disk latency on the data nodes.",
+        "diagnosis": f"- Tables per LCP state and replicas still to checkpoint: `{LCP_Q}`\n"
+                     "- `ndb_mgm -e \"ALL CLUSTERLOG CHECKPOINT=8\"` to log LCP start/complete"
+                     " lines in the cluster log.\n"
+                     "- `ndbinfo.disk_write_speed_aggregate` (LCP write speed, slowdowns);"
+                     " disk latency on the data nodes.",
         "mitigation": "Fix disk I/O problems; raise `MinDiskWriteSpeed`/`MaxDiskWriteSpeed`"
-                      " if LCPs are throttled; reduce write load until LCPs complete.",
+                      " if LCPs are throttled; reduce write load until LCPs complete."
+                      " `ndb_mgm -e \"ALL DUMP 7099\"` starts an LCP by hand (use with care).",
     },
     "NdbRedoLogFilling": {
-        "meaning": "A REDO log part of a data node is more than the configured fraction used.",
+        "meaning": "The fullest REDO log part of a data node has been more than 80 % used for"
+                   " 5 minutes.",
         "impact": "At 100% the node rejects writes with temporary error 410 (REDO log files"
                   " overloaded).",
         "diagnosis": "- `SELECT * FROM ndbinfo.logspaces WHERE log_type = 'REDO';`\n"
@@ -98,7 +128,9 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " (`NoOfFragmentLogFiles`, `FragmentLogFileSize`; rolling --initial).",
     },
     "NdbLdmCpuSaturated": {
-        "meaning": "The busiest LDM thread of a data node has been above the CPU threshold.",
+        "meaning": "The busiest LDM thread of a data node averaged more than 90 % CPU over 5"
+                   " minutes, for 10 minutes (exec + send + buffer_full: its work, without"
+                   " spinning).",
         "impact": "LDM threads execute the data operations; a saturated one caps throughput"
                   " and raises latency for its partitions.",
         "diagnosis": "- `SELECT * FROM ndbinfo.cpustat c JOIN ndbinfo.threads t USING"
@@ -108,13 +140,81 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " (`ThreadConfig`/`AutomaticThreadConfig`), or add node groups.",
     },
     "NdbTransporterOverloaded": {
-        "meaning": "A transporter between two nodes reports overload (send buffer full).",
+        "meaning": "A transporter between two nodes reports overload (send buffer full) for 2"
+                   " minutes, or went into overload more than 3 times in 10 minutes.",
         "impact": "Operations to that node are delayed or fail with temporary errors.",
         "diagnosis": "- `SELECT * FROM ndbinfo.transporters;` (overloaded, slowdown columns)\n"
                      "- `ndbinfo.transporter_details` send buffer use (8.0.37+); network"
                      " throughput and errors between the hosts.",
         "mitigation": "Raise `SendBufferMemory`/`TotalSendBufferMemory`, fix the network,"
                       " or reduce batch sizes.",
+    },
+    "NdbUndoLogFilling": {
+        "meaning": "The disk data UNDO log (the logfile group's space, `log_type = 'DD-UNDO'`)"
+                   " of a data node has been more than 80 % used for 5 minutes.",
+        "impact": "When it is full, transactions on disk data tables abort until an LCP frees"
+                  " UNDO space.",
+        "diagnosis": "- `SELECT * FROM ndbinfo.logspaces WHERE log_type = 'DD-UNDO';`\n"
+                     "- LCP progress (NdbLcpStalled): UNDO is freed by LCPs.",
+        "mitigation": "Add an UNDO file (`ALTER LOGFILE GROUP ... ADD UNDOFILE`), let LCPs"
+                      " catch up, lower the disk data write rate.",
+    },
+    "NdbDataMemoryHigh": {
+        "meaning": "A data node has used more than 90 % of its DataMemory"
+                   " (`ndbinfo.memoryusage`, `Data memory`) for 5 minutes.",
+        "impact": "When DataMemory is full, inserts and updates that need memory fail with"
+                  " error 827 (table is full).",
+        "diagnosis": "- `ndb_mgm -e \"ALL REPORT MEMORY\"`\n"
+                     "- `SELECT node_id, memory_type, used, total FROM ndbinfo.memoryusage;`\n"
+                     "- The largest tables: `SELECT * FROM ndbinfo.memory_per_fragment ORDER"
+                     " BY fixed_elem_alloc_bytes + var_elem_alloc_bytes DESC LIMIT 20;`",
+        "mitigation": "Delete or archive data, move large columns to disk data, raise"
+                      " `DataMemory` (rolling restart) or add node groups.",
+    },
+    "NdbTransporterDisconnected": {
+        "meaning": "A data node has had no connection to another data node that runs, for 2"
+                   " minutes (`ndbinfo.transporters` status not CONNECTED).",
+        "impact": "The two nodes cannot exchange signals: transactions between them fail,"
+                  " and the cluster may soon shut one of them out (heartbeat failure).",
+        "diagnosis": "- `SELECT node_id, remote_node_id, status, remote_address FROM"
+                     " ndbinfo.transporters WHERE status != 'CONNECTED';`\n"
+                     "- Network between the hosts (firewall, MTU, TLS certificates when"
+                     " `encrypted`); both nodes' out logs.",
+        "mitigation": "Fix the network path or the TLS configuration; if one node is cut off"
+                      " for good, restart it.",
+    },
+    "NdbVersionMismatch": {
+        "meaning": "The data nodes have run more than one software version, or more than one"
+                   " configuration generation, for 2 hours.",
+        "impact": "Usually a rolling upgrade or configuration change left half done: restart"
+                  " behaviour and features differ by node, and the next change starts from"
+                  " an unclear state.",
+        "benign": "a rolling upgrade that takes longer than 2 hours.",
+        "diagnosis": "- `SELECT node_id, node_type, node_version FROM ndbinfo.processes;`\n"
+                     "- `SELECT node_id, config_generation FROM ndbinfo.nodes;`\n"
+                     "- `ndb_mgm -e show` (versions per node).",
+        "mitigation": "Finish the rolling restart (the nodes still on the old version or"
+                      " configuration), or roll back.",
+    },
+    "NdbExporterAbsent": {
+        "meaning": "No ndbinfo_exporter target is scraped at all: the job is missing from the"
+                   " scrape configuration or its discovery finds nothing.",
+        "impact": "NDB monitoring is blind, and NdbExporterDown cannot fire (no `up` series).",
+        "diagnosis": "- The scrape configuration (`compose/config/scrape.yml` or your"
+                     " vmagent/Prometheus config) and the collector's targets page.",
+        "mitigation": "Restore the scrape job.",
+    },
+    "NdbExporterSlow": {
+        "meaning": "A scrape of ndbinfo_exporter took more than 4 s, or one of its queries hit"
+                   " `--query.timeout`, in the last 10 minutes.",
+        "impact": "Near the scrape timeout whole scrapes are lost; a collector cut at its"
+                  " timeout drops its metrics (LCP progress, CPU, ...).",
+        "diagnosis": "- `ndb_exporter_collector_duration_seconds` per collector;"
+                     " `ndb_exporter_collector_timeouts_total`.\n"
+                     "- Schema size (per-fragment views grow with tables x fragments); SQL"
+                     " node load.",
+        "mitigation": "Raise `--scrape.slow-interval` for the per-fragment collectors, raise"
+                      " `--query.timeout`, or disable a collector (`--no-collect.X`).",
     },
     "NdbExporterDown": {
         "meaning": "ndbinfo_exporter does not answer scrapes (`up` 0), or it cannot query"
@@ -127,8 +227,9 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " `ndbinfo_offline`.",
     },
     "NdbExporterCollectorFailing": {
-        "meaning": "One collector of ndbinfo_exporter fails on every scrape although its view"
-                   " exists in this NDB version.",
+        "meaning": "One collector of ndbinfo_exporter has failed on every scrape for 5 minutes"
+                   " although the SQL node answers (`ndb_up` 1) and its view exists in this NDB"
+                   " version.",
         "impact": "That collector's metrics (and the alerts built on them) are missing.",
         "diagnosis": "- The exporter log for the collector's error (timeout, privilege).\n"
                      "- `ndb_exporter_collector_timeouts_total`, `ndb_exporter_collector_duration_seconds`.",
