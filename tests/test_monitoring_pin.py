@@ -28,6 +28,11 @@ def test_pin_writes_current_baselines_that_rules_can_read_later(scratch_vm) -> N
         'node_id="2"}[400d])', timeout=20)
     assert float(got[0]["value"][1]) == 409.0
     assert got[0]["metric"]["cluster"] == "pin-t" and "simulated" not in got[0]["metric"]
+    # and when it was pinned: the rules take the newest pin
+    created = scratch_vm.wait_for(
+        'last_over_time(clusterscope_pin_created_timestamp_seconds{pin="before-upgrade"}[400d])',
+        timeout=20)
+    assert abs(float(created[0]["value"][1]) - (now - 30)) < 1
     ov = scratch_vm.wait_for(
         'last_over_time(clusterscope_pinned_overhead_ratio{pin="before-upgrade",experiment="pin-t-fk"}[400d])',
         timeout=20)

@@ -2,9 +2,10 @@
 
 `pin_to_vm(vm, name)` takes what the rules currently consider the baseline - each node's
 median completed restart and each experiment variant's mean overhead - and writes one sample
-of each, labelled `pin=NAME`. The rules read them with `last_over_time(...[400d])`, so a
-single sample keeps serving as the baseline after a configuration change
-(ExperimentOverheadChanged, `cluster_node:ndb_restart_total_seconds:ratio_to_pinned`).
+of each, labelled `pin=NAME`, and `clusterscope_pin_created_timestamp_seconds{pin=NAME}`. The
+rules read them with `last_over_time(...[400d])`, so a single sample keeps serving as the
+baseline after a configuration change (ExperimentOverheadChanged,
+`cluster_node:ndb_restart_total_seconds:ratio_to_pinned`, which takes the newest pin).
 Called by `clusterscope baseline pin NAME`.
 """
 
@@ -44,6 +45,9 @@ def pin_to_vm(vm: VM, name: str, at: float | None = None) -> dict[str, int]:
             inner = ",".join(f'{k}="{_label_value(v)}"' for k, v in sorted(labels.items()))
             lines.append(f"{pinned}{{{inner}}} {r['value'][1]} {ts_ms}")
     if lines:
+        # when it was pinned, so the rules compare with the newest pin
+        lines.append(f'clusterscope_pin_created_timestamp_seconds{{pin="{_label_value(name)}"}}'
+                     f" {ts_ms / 1000} {ts_ms}")
         vm.import_prometheus("\n".join(lines) + "\n")
         vm.flush()
     return counts
