@@ -9,6 +9,8 @@ import time
 import pytest
 
 from clusterscope.clients.vm import VM
+from clusterscope.lab.monitoring import LAB_RULE_OVERRIDES
+from clusterscope.rules.config import load_config
 
 pytestmark = pytest.mark.lab
 
@@ -90,8 +92,9 @@ def test_ndb_restart_regression_reaches_the_webhook(lab, monitoring_lab, artifac
                 "--wait", timeout=300)
         # the rules recorded this completion as an event, like restarts minutes apart
         vm.wait_for(f"max_over_time({event}[10m]) >= {before + i}", timeout=60)
-    # the baseline leaves out the last completion window (30 s): let the 7.6 runs age into it
-    vm.wait_for(f"max_over_time({event}[30d] offset 30s) >= {before + 4}", timeout=90)
+    # the baseline leaves out the last event window: let the 7.6 runs age into it
+    window = LAB_RULE_OVERRIDES["ndb"]["restart_event_window"]
+    vm.wait_for(f"max_over_time({event}[30d] offset {window}) >= {before + 4}", timeout=90)
     lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.5", "--time-scale", "120",
             "--wait", timeout=300)
     t_done = time.time()
@@ -102,3 +105,22 @@ def test_ndb_restart_regression_reaches_the_webhook(lab, monitoring_lab, artifac
     (artifacts / "monitoring-restart-alert-latency.json").write_text(json.dumps({
         "NdbRestartTimeRegressed_seconds_from_restart_done_to_webhook":
             round(got["received_at"] - t_done, 1)}, indent=2))
+
+
+def test_ndb_stop_node_reaches_the_webhook_as_data_node_down(lab, monitoring_lab,
+                                                             artifacts) -> None:
+    lab.ensure("ndb", "monitoring")
+    vm = _vm(lab)
+    vm.wait_for('ndb_data_node_running{job="ndbinfo", node_id="2"} == 1', timeout=60)
+    t_stop = time.time()
+    lab.cli("lab", "ndb", "stop-node", "2")
+    try:
+        got = _wait_notification(lab, "NdbDataNodeDown", "firing", t_stop, 180, node_id="2")
+        assert got["labels"]["severity"] == "critical"
+        assert got["annotations"]["runbook_url"].endswith("/runbooks/NdbDataNodeDown.md")
+    finally:
+        lab.cli("lab", "ndb", "start-node", "2", "--time-scale", "120", "--wait", timeout=300)
+    (artifacts / "monitoring-node-down-latency.json").write_text(json.dumps({
+        "NdbDataNodeDown_seconds_from_stop_to_webhook": round(got["received_at"] - t_stop, 1),
+        "for": load_config()["ndb"]["data_node_down_for"]}, indent=2))
+    _wait_notification(lab, "NdbDataNodeDown", "resolved", t_stop, 120, node_id="2")

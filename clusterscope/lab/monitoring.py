@@ -3,7 +3,8 @@
 - VictoriaMetrics single-node scrapes every lab service that declares `extra["scrape"]`
   (the scrape contract) every 5 s. `after_lab_change` rewrites its scrape file, which VM
   re-reads by itself (`-promscrape.configCheckInterval`), so no restart loses samples.
-- vmalert evaluates the repository's `rules/*.yml` every 5 s, writes recording rules and
+- vmalert evaluates the rules generated from rules/config.yaml (with LAB_RULE_OVERRIDES)
+  every 5 s, writes recording rules and
   alert state back to VM (remote write) and restores alert state from it (remote read).
 - Alertmanager routes everything to the local webhook receiver, which appends each
   notification to `<lab>/monitoring/notifications.jsonl` (what tests and the demo read).
@@ -35,7 +36,26 @@ NAME = "monitoring"
 HELP = "VictoriaMetrics scraping the lab, vmalert with rules/, Alertmanager -> webhook, Loki"
 VM, VMALERT, AM, WEBHOOK = "victoria-metrics", "vmalert", "alertmanager", "webhook"
 EVAL_INTERVAL = "5s"
-RULES_GLOB = str(REPO / "rules" / "*.yml")
+# The lab's vmalert runs the rules generated from rules/config.yaml with one change: the
+# simulator plays restarts --time-scale times faster, so completions minutes apart in
+# cluster time come seconds apart here, and the event window shrinks to match.
+LAB_RULE_OVERRIDES = {"ndb": {"restart_event_window": "20s"}}
+
+
+def write_rules(lab: Lab) -> str:
+    """The lab's rule files (generated, with LAB_RULE_OVERRIDES); their glob."""
+    from clusterscope.rules import generate
+    from clusterscope.rules.config import load_config
+
+    c = load_config()
+    for section, values in LAB_RULE_OVERRIDES.items():
+        c[section] = {**c[section], **values}
+    out = lab.path("monitoring", "rules")
+    for name, text in generate.render_files(c).items():
+        tmp = out / f".{name}.tmp"
+        tmp.write_text(text)
+        tmp.replace(out / name)  # vmalert re-reads them; never a half-written file
+    return str(out / "*.yml")
 
 
 def add_up_arguments(p: argparse.ArgumentParser) -> None:
@@ -128,7 +148,8 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
     out = notifications_file(lab)
     lab.spawn(WEBHOOK, NAME, "webhook receiver recording Alertmanager notifications",
               [sys.executable, "-m", "clusterscope.lab.webhook",
-               "--listen", f"127.0.0.1:{wh_port}", "--out", str(out)],
+               "--listen", f"127.0.0.1:{wh_port}", "--out", str(out),
+               "--runbooks", str(REPO / "runbooks"), "--vmalert", _url(lab, VMALERT)],
               port=wh_port, extra={"notifications": str(out)},
               wait_ready=_ready(lab, WEBHOOK, f"{_url(lab, WEBHOOK)}/"))
 
@@ -147,15 +168,18 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
               wait_ready=_ready(lab, AM, f"{_url(lab, AM)}/-/ready"))
 
     va_port = lab.port(VMALERT)
+    rules_glob = write_rules(lab)
     lab.spawn(VMALERT, NAME, "vmalert evaluating rules/*.yml every 5 s",
-              ["vmalert", f"-rule={RULES_GLOB}", f"-datasource.url={vm_url}",
+              ["vmalert", f"-rule={rules_glob}", f"-datasource.url={vm_url}",
                f"-remoteWrite.url={vm_url}", f"-remoteRead.url={vm_url}",
                f"-notifier.url={_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
                "-remoteWrite.flushInterval=1s", f"-httpListenAddr=127.0.0.1:{va_port}",
-               "-configCheckInterval=10s",  # picks up `clusterscope rules generate` output while up
-               f"-external.url={_url(lab, VMALERT)}", "-loggerLevel=WARN"],
+               "-configCheckInterval=10s",  # picks up rules rewritten by `lab up monitoring`
+               # the links in notifications ({{ $externalURL }}, rules/config.yaml `links`):
+               # the webhook serves the runbooks and sends alert sources on to vmalert
+               f"-external.url={_url(lab, WEBHOOK)}", "-loggerLevel=WARN"],
               port=va_port,
-              extra={"url": _url(lab, VMALERT), "rules": RULES_GLOB,
+              extra={"url": _url(lab, VMALERT), "rules": rules_glob,
                      "scrape": {"job": "vmalert", "path": "/metrics", "labels": {}}},
               wait_ready=_ready(lab, VMALERT, f"{_url(lab, VMALERT)}/health"))
 
