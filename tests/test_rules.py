@@ -94,7 +94,8 @@ def test_every_alert_has_labels_annotations_and_a_runbook_page() -> None:
                     continue
                 name = rule["alert"]
                 seen.append(name)
-                assert re.fullmatch(r"(Ndb|Galera|Loadgen|Experiment)[A-Za-z]+", name)
+                assert re.fullmatch(r"(Ndb|Galera|Loadgen|Experiment|Clusterscope)[A-Za-z]+",
+                                    name)
                 assert rule["labels"]["severity"] in ("critical", "warning", "info")
                 ann = rule["annotations"]
                 assert {"summary", "description", "runbook_url", "dashboard_url"} <= set(ann)
@@ -430,13 +431,17 @@ def test_no_ndbinfo_exporter_scraped_at_all(tmp_path) -> None:
 
 
 # -- Galera -----------------------------------------------------------------------------------
+def galera_node(i: int) -> dict:
+    return {**GALERA, "node": f"node{i}", "instance": f"127.0.0.1:{i}"}
+
+
 def test_galera_down_node_via_mysql_up_and_cluster_size(tmp_path) -> None:
     """A killed node: its exporter says mysql_up 0 and its wsrep series vanish; the others
     see a cluster of 2. After it rejoins, both alerts resolve."""
-    n, kill, back = 60, 10, 40
+    n, kill, back = 80, 10, 50
     series = []
     for i in (1, 2, 3):
-        lab = {**GALERA, "node": f"node{i}", "instance": f"127.0.0.1:{i}"}
+        lab = galera_node(i)
         dead = i == 3
         alive = [not (dead and kill <= k < back) for k in range(n)]
         series.append(const("up", lab, [1] * n))
@@ -448,37 +453,75 @@ def test_galera_down_node_via_mysql_up_and_cluster_size(tmp_path) -> None:
         series.append(const("mysql_global_status_wsrep_cluster_size", lab,
                             [None if not a else (2 if kill + 1 <= k < back else 3)
                              for k, a in enumerate(alive)]))
-    node3 = {**GALERA, "node": "node3", "instance": "127.0.0.1:3"}
     promtool_test(tmp_path, series, [
         firing("GaleraNodeNotReady", (kill - 1) * STEP, None),
-        firing("GaleraNodeNotReady", (kill + 8) * STEP, [node3]),
-        firing("GaleraClusterSizeReduced", (kill + 5) * STEP, [{"cluster": "lab-galera"}]),
+        firing("GaleraNodeNotReady", (kill + 16) * STEP, [galera_node(3)]),
+        firing("GaleraClusterSizeReduced", (kill + 5) * STEP, None),  # for: 1m
+        firing("GaleraClusterSizeReduced", (kill + 16) * STEP, [{"cluster": "lab-galera"}]),
         firing("GaleraClusterSizeReduced", (back + 5) * STEP, None),
         firing("GaleraNodeNotReady", (back + 5) * STEP, None),
     ])
 
 
-def test_galera_donor_is_not_out_of_sync_but_a_joiner_is(tmp_path) -> None:
-    n = 120
-    donor = {**GALERA, "node": "node1", "instance": "127.0.0.1:1"}
-    joiner = {**GALERA, "node": "node3", "instance": "127.0.0.1:3"}
+def test_galera_cluster_size_counts_garbd(tmp_path) -> None:
+    """Review scenario F: two nodes plus garbd (size 3, two monitored); node2 dies: the
+    size drops to 2 while 2 nodes are still monitored (the old rule compared with them)."""
+    n, kill = 60, 12
+    series = []
+    for i in (1, 2):
+        lab = {**galera_node(i), "cluster": "staging"}
+        alive = [i == 1 or k < kill for k in range(n)]
+        series.append(const("mysql_up", lab, [1 if a else 0 for a in alive]))
+        series.append(const("mysql_global_status_wsrep_cluster_size", lab,
+                            [None if not a else (2 if k >= kill else 3)
+                             for k, a in enumerate(alive)]))
+    promtool_test(tmp_path, series, [
+        firing("GaleraClusterSizeReduced", (n - 1) * STEP, [{"cluster": "staging"}])])
+
+
+def test_a_dead_mysqld_exporter_is_not_three_node_pages(tmp_path) -> None:
+    """Review #8: the multi-target mysqld_exporter dies: every target's up is 0 and the
+    mysql_* series are gone. One warning per target, no critical node-down page."""
+    n = 60
+    series = []
+    for i in (1, 2, 3):
+        lab = galera_node(i)
+        series.append(const("up", lab, [1] * 10 + [0] * (n - 10)))
+        series.append(const("mysql_up", lab, [1] * 10 + [None] * (n - 10)))
+        series.append(const("mysql_global_status_wsrep_ready", lab, [1] * 10 + [None] * (n - 10)))
+    promtool_test(tmp_path, series, [
+        firing("GaleraNodeNotReady", (n - 1) * STEP, None),
+        firing("GaleraExporterDown", (n - 1) * STEP, [galera_node(i) for i in (1, 2, 3)])])
+
+
+def test_galera_out_of_sync_unless_desynced_on_purpose(tmp_path) -> None:
+    """Review #25 (the mixin's rule): a joiner and a donor stuck for 10 minutes fire; a
+    node desynced on purpose (wsrep_desync ON) does not; 3 minutes is not yet."""
+    n = 150
+    donor, joiner, desynced = galera_node(1), galera_node(3), galera_node(2)
     series = [const("mysql_global_status_wsrep_local_state", donor, [4] * 10 + [2] * (n - 10)),
-              const("mysql_global_status_wsrep_local_state", joiner, [4] * 10 + [1] * (n - 10))]
+              const("mysql_global_status_wsrep_local_state", joiner, [4] * 10 + [1] * (n - 10)),
+              const("mysql_global_status_wsrep_local_state", desynced, [2] * n),
+              const("mysql_global_variables_wsrep_desync", desynced, [1] * n),
+              const("mysql_global_variables_wsrep_desync", donor, [0] * n)]
     promtool_test(tmp_path, series, [
         firing("GaleraNodeOutOfSync", 3 * 60, None),  # not yet 5 minutes
-        firing("GaleraNodeOutOfSync", (n - 1) * STEP, [{**joiner}]),
+        firing("GaleraNodeOutOfSync", (n - 1) * STEP, [donor, joiner]),
     ])
 
 
 def test_galera_flow_control_and_recoveries(tmp_path) -> None:
     n = 12 * 60 // STEP
-    a = {**GALERA, "node": "node2", "instance": "127.0.0.1:2"}
-    # paused 0.5 s per second from minute 2 on
+    # every node is paused 0.5 s per second from minute 2 on; node3 sends the pauses
     paused = [0.0] * 24 + [0.5e9 * STEP * k for k in range(1, n - 24 + 1)]
+    sent = [0] * 24 + [k for k in range(1, n - 24 + 1)]
     # node3 rejoined by SST (its second SYNCED) at t=300s and it took 4000 s; node2's first
     # join by SST (one SYNCED only) is not "an SST where an IST was expected"
     series = [
-        const("mysql_global_status_wsrep_flow_control_paused_ns", a, paused),
+        *[const("mysql_global_status_wsrep_flow_control_paused_ns", galera_node(i), paused)
+          for i in (1, 2, 3)],
+        const("mysql_global_status_wsrep_flow_control_sent", galera_node(1), [0] * n),
+        const("mysql_global_status_wsrep_flow_control_sent", galera_node(3), sent),
         const("galera_recovery_last_end_timestamp_seconds",
               {**TRACKER, "node": "node3", "kind": "sst", "method": "rsync", "donor": "node1"},
               [None] * 60 + [300] * (n - 60)),
@@ -500,14 +543,70 @@ def test_galera_flow_control_and_recoveries(tmp_path) -> None:
     n3 = {"cluster": "lab-galera", "node": "node3", "kind": "sst"}
     promtool_test(tmp_path, series, [
         firing("GaleraFlowControlHigh", 60, None),
+        # one alert for the cluster, naming the node that sends the pauses (review #6)
         firing("GaleraFlowControlHigh", (n - 1) * STEP, [{"cluster": "lab-galera",
-                                                          "node": "node2"}]),
+                                                          "node": "node3"}]),
         firing("GaleraRecoveryUsedSST", 250, None),
         firing("GaleraRecoveryUsedSST", 400, [n3]),
         firing("GaleraRecoveryUsedSST", 950, None),  # more than 10 minutes after
         firing("GaleraRecoverySlow", 250, None),
         firing("GaleraRecoverySlow", 400, [{**TRACKER, "node": "node3", "kind": "sst",
                                             "method": "rsync", "donor": "node1"}]),
+    ])
+
+
+def test_galera_quorum_queues_certification_connections_gcache(tmp_path) -> None:
+    n = 90 * 60 // STEP
+    a, b, c = galera_node(1), galera_node(2), galera_node(3)
+    st = "mysql_global_status"
+    series = [
+        const(f"{st}_wsrep_cluster_status", a, [1] * n),
+        const(f"{st}_wsrep_cluster_status", b, [1] * 12 + [0] * (n - 12)),  # non-Primary
+        const(f"{st}_wsrep_local_state", a, [2] * n),  # a donor with a backlog
+        const(f"{st}_wsrep_local_recv_queue", a, [150] * n),
+        const(f"{st}_wsrep_local_state", c, [4] * n),  # a synced node with a backlog
+        const(f"{st}_wsrep_local_recv_queue", c, [500] * n),
+        const(f"{st}_wsrep_local_cert_failures", c, [3 * STEP * k for k in range(n)]),
+        const(f"{st}_wsrep_local_bf_aborts", c, [0] * n),
+        const(f"{st}_threads_connected", c, [90] * n),
+        const("mysql_global_variables_max_connections", c, [100] * n),
+        const(f"{st}_uptime", b, [60 + STEP * k for k in range(n)]),
+        const("mysql_galera_gcache_size_bytes", a, [128 * 2**20] * n),
+        const(f"{st}_wsrep_replicated_bytes", a, [2**20 * STEP * k for k in range(n)]),
+        const("up", {**TRACKER}, [1] * n),
+        const("galera_tracker_log_up", {**TRACKER, "node": "node2"}, [1] * 12 + [0] * (n - 12)),
+        const("galera_recoveries_aborted_total", {**TRACKER, "node": "node2"},
+              [0] * 100 + [1] * (n - 100)),
+    ]
+    end = (n - 1) * STEP
+    tr = {"cluster": "lab-galera", "instance": "127.0.0.1:1", "job": "galera_tracker",
+          "node": "node2"}
+    promtool_test(tmp_path, series, [
+        firing("GaleraNonPrimary", end, [b]),
+        firing("GaleraDonorFallingBehind", end, [a]),
+        firing("GaleraRecvQueueHigh", end, [c]),
+        firing("GaleraCertificationFailures", end, [{"cluster": "lab-galera", "node": "node3"}]),
+        firing("GaleraConnectionsHigh", end, [{"cluster": "lab-galera", "node": "node3"}]),
+        firing("GaleraNodeRestarted", 60, [b]),
+        firing("GaleraNodeRestarted", end, None),
+        firing("GaleraGcacheTooSmall", end, [a]),
+        firing("GaleraTrackerDown", end, [tr]),
+        firing("GaleraRecoveryAborted", 100 * STEP + 30, [tr]),
+    ])
+
+
+def test_stack_watchdog_rule_errors_and_loadgen_down(tmp_path) -> None:
+    n = 120
+    vma = {"job": "vmalert", "instance": "127.0.0.1:3"}
+    series = [const("vmalert_alerting_rules_errors_total",
+                    {**vma, "alertname": "X", "group": "g", "file": "f", "id": "1"},
+                    [0] * 60 + [1] * (n - 60)),
+              const("up", LOADGEN, [1] * 10 + [0] * (n - 10))]
+    promtool_test(tmp_path, series, [
+        firing("ClusterscopeWatchdog", STEP, [{}]),
+        firing("ClusterscopeRuleErrors", 50 * STEP, None),
+        firing("ClusterscopeRuleErrors", 62 * STEP, [{**vma, "group": "g", "file": "f"}]),
+        firing("LoadgenDown", (n - 1) * STEP, [LOADGEN]),
     ])
 
 
@@ -521,11 +620,34 @@ def test_experiment_overhead_changed_against_pinned_baseline(tmp_path, pinned, f
               const("loadgen_overhead_ratio_upper", lab, [0.19] * n),
               const("loadgen_overhead_pairs", lab, [8] * n),
               const("clusterscope_pinned_overhead_ratio",
-                    {"experiment": "fk", "variant": "fk2", "baseline": "nofk", "pin": "before"},
+                    {"cluster": "lab-galera", "engine": "galera", "experiment": "fk",
+                     "variant": "fk2", "baseline": "nofk", "pin": "before"},
                     [pinned] + [None] * (n - 1))]
     expect = [{"cluster": "lab-galera", "engine": "galera", "experiment": "fk",
                "variant": "fk2", "baseline": "nofk"}] if fires else None
     promtool_test(tmp_path, series, [firing("ExperimentOverheadChanged", (n - 1) * STEP, expect)])
+
+
+def test_experiment_overhead_with_an_ndb_and_a_galera_loadgen(tmp_path) -> None:
+    """Review #17: both engines run `fk`/`fk2`; matching on experiment and variant alone
+    gave duplicate series to group_left (the rule errors, the alert goes silent). The
+    Galera one moved against its own pin; the NDB one did not."""
+    n = 60
+    series = []
+    for engine, cluster, pinned in (("galera", "lab-galera", 0.05), ("ndb", "lab-ndb", 0.17)):
+        lab = {**LOADGEN, "engine": engine, "cluster": cluster, "experiment": "fk",
+               "variant": "fk2", "baseline": "nofk", "instance": f"127.0.0.1:{len(engine)}"}
+        series += [const("loadgen_overhead_ratio", lab, [0.17] * n),
+                   const("loadgen_overhead_ratio_lower", lab, [0.15] * n),
+                   const("loadgen_overhead_ratio_upper", lab, [0.19] * n),
+                   const("loadgen_overhead_pairs", lab, [8] * n),
+                   const("clusterscope_pinned_overhead_ratio",
+                         {"cluster": cluster, "engine": engine, "experiment": "fk",
+                          "variant": "fk2", "baseline": "nofk", "pin": "before"},
+                         [pinned] + [None] * (n - 1))]
+    promtool_test(tmp_path, series, [firing("ExperimentOverheadChanged", (n - 1) * STEP, [
+        {"cluster": "lab-galera", "engine": "galera", "experiment": "fk", "variant": "fk2",
+         "baseline": "nofk"}])])
 
 
 def test_loadgen_saturated(tmp_path) -> None:

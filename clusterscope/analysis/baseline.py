@@ -21,7 +21,8 @@ SOURCES = {
     "clusterscope_pinned_restart_total_seconds":
         ("cluster_node:ndb_restart_total_seconds:baseline_median", ("cluster", "node_id")),
     "clusterscope_pinned_overhead_ratio":
-        ("experiment_variant:loadgen_overhead_ratio:mean", ("experiment", "variant", "baseline")),
+        ("experiment_variant:loadgen_overhead_ratio:mean",
+         ("cluster", "engine", "experiment", "variant", "baseline")),
 }
 
 

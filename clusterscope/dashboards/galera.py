@@ -3,15 +3,21 @@ metrics and the monitoring rules' recorded series."""
 
 from __future__ import annotations
 
+from galera_tracker.state import STATES
 from grafana_foundation_sdk.builders import dashboard as dash
 
 from clusterscope.dashboards import kit
 from clusterscope.dashboards.logs import galera_annotations
 from clusterscope.dashboards.uids import EXPERIMENTS, GALERA, LOGS, NDB_OVERVIEW
+from clusterscope.rules.config import shared
 
+FC_PAUSED = "cluster_node:mysql_global_status_wsrep_flow_control_paused_ns:ratio_rate1m"
 C = 'cluster="$cluster"'
 N = 'node=~"$node"'
 CN = f"{C}, {N}"
+CFG = shared()["galera"]
+TRACKER_COLOURS = {"SYNCED": "green", "DONOR/DESYNCED": "orange", "JOINER": "blue",
+                   "JOINED": "yellow", "PRIMARY": "purple", "OPEN": "red", "CLOSED": "red"}
 WSREP_STATES = {"1": ("Joining", "blue"), "2": ("Donor/Desynced", "orange"),
                 "3": ("Joined", "yellow"), "4": ("Synced", "green")}
 
@@ -51,10 +57,16 @@ def galera() -> dash.Dashboard:
         " 3 Joined); a gap means the node was down.",
         kit.q(f"mysql_global_status_wsrep_local_state{{{CN}}}", "{{node}}"),
         mappings=WSREP_STATES, w=12))
+    # galera_state is one series per (node, state); one row per node, the state's index
+    # mapped back to its name, instead of 7 mostly empty rows per node
+    current = " or ".join(
+        f'{i} * max by (node) (galera_state{{{CN}, state="{name}"}} == 1)'
+        for i, name in enumerate(STATES, start=1))
     d.with_panel(kit.state_panel(
         "Tracker state", "The recovery tracker's view from the error log (galera_state).",
-        kit.q(f"galera_state{{{CN}}} == 1", "{{node}} {{state}}"),
-        mappings={"1": ("current", "green")}, w=12))
+        kit.q(current, "{{node}}"),
+        mappings={str(i): (name, TRACKER_COLOURS.get(name, "text"))
+                  for i, name in enumerate(STATES, start=1)}, w=12))
     d.with_panel(kit.ts(
         "Cluster size per node", "wsrep_cluster_size as each node sees it.", "short",
         kit.q(f"mysql_global_status_wsrep_cluster_size{{{CN}}}", "{{node}}"), w=12))
@@ -64,11 +76,12 @@ def galera() -> dash.Dashboard:
               f"[$__rate_interval]))", "{{node}} -> {{to}}"), w=12, bars=True))
 
     d.with_row(dash.Row("Replication"))
-    d.with_panel(kit.ts(
+    d.with_panel(kit.alert_threshold(kit.ts(
         "Flow control paused", "Share of time replication was paused by flow control"
-        " (recorded: cluster_node:galera_flow_control_paused:ratio_rate1m).", "percentunit",
-        kit.q(f"cluster_node:galera_flow_control_paused:ratio_rate1m{{{CN}}}", "{{node}}"),
-        w=8, minimum=0))
+        f" (recorded: {FC_PAUSED}); the pause is cluster-wide, the node sending FC_PAUSE is"
+        " the slow one (next panel); red: GaleraFlowControlHigh's threshold.", "percentunit",
+        kit.q(f"{FC_PAUSED}{{{CN}}}", "{{node}}"),
+        w=8, minimum=0).max(1), CFG["flow_control_paused_max"]))
     d.with_panel(kit.ts(
         "Flow control messages", "FC_PAUSE messages sent (this node asked the cluster to"
         " wait: its receive queue hit the limit) and received.", "short",
@@ -126,7 +139,7 @@ def galera() -> dash.Dashboard:
     d.with_panel(kit.ts(
         "Recovery durations", "Latest recovery per node and kind (recorded), and the 90th"
         " percentile over a day per kind.", "s",
-        kit.q(f"cluster_node_kind:galera_recovery_duration_seconds:last{{{CN}}}",
+        kit.q(f"cluster_node_kind_method:galera_recovery_duration_seconds:last{{{CN}}}",
               "{{node}} {{kind}} {{method}}"),
         kit.q(f"cluster_kind:galera_recovery_duration_seconds:p90_1d{{{C}}}", "p90 {{kind}}"),
         w=12))

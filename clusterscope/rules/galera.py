@@ -1,5 +1,12 @@
 # ruff: noqa: E501  (PromQL reads better unbroken)
-"""Galera rules: node readiness and sync, cluster size, flow control, recoveries."""
+"""Galera rules: node down / not ready, Primary component, sync, cluster size, flow control,
+queues, certification, connections, recoveries, the recovery tracker.
+
+mysqld_exporter turns `wsrep_cluster_status` Primary into 1 and non-Primary/Disconnected
+into 0, and ON/OFF variables (`wsrep_desync`) into 1/0 (prometheus/mysqld_exporter
+collector/global_status.go, parseStatus). Its `up` is the exporter's own scrape: a dead
+mysqld_exporter is GaleraExporterDown, not a node down (`mysql_up` is the node).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +17,16 @@ def groups(c: dict) -> list[Group]:
     g = c["galera"]
     s = c["selectors"]["galera"]
     t = c["selectors"]["galera_tracker"]
+    st = "mysql_global_status"
     grp = Group("galera", "galera.yml", records=[
-        ("cluster_node:galera_flow_control_paused:ratio_rate1m",
-         f"max {WITHOUT} (rate(mysql_global_status_wsrep_flow_control_paused_ns{{{s}}}[1m]) / 1e9)"),
+        # the metric keeps its name (mixin convention): only the level and the operation
+        ("cluster_node:mysql_global_status_wsrep_flow_control_paused_ns:ratio_rate1m",
+         f"max {WITHOUT} (rate({st}_wsrep_flow_control_paused_ns{{{s}}}[1m]) / 1e9)"),
         ("cluster_node:mysql_global_status_wsrep_local_recv_queue:max1m",
-         f"max {WITHOUT} (max_over_time(mysql_global_status_wsrep_local_recv_queue{{{s}}}[1m]))"),
+         f"max {WITHOUT} (max_over_time({st}_wsrep_local_recv_queue{{{s}}}[1m]))"),
         ("cluster:mysql_global_status_wsrep_cluster_size:max",
-         f"max by (cluster) (mysql_global_status_wsrep_cluster_size{{{s}}})"),
-        ("cluster_node_kind:galera_recovery_duration_seconds:last",
+         f"max by (cluster) ({st}_wsrep_cluster_size{{{s}}})"),
+        ("cluster_node_kind_method:galera_recovery_duration_seconds:last",
          f"max without (instance, job, donor) (galera_recovery_last_duration_seconds{{{t}}})"),
         ("cluster_kind:galera_recovery_duration_seconds:p90_1d",
          f"histogram_quantile(0.9, sum by (cluster, kind, le) ("
@@ -25,39 +34,111 @@ def groups(c: dict) -> list[Group]:
     ])
     slow = g["recovery_slow_seconds"]
     recent = g["recovery_recent"]
+    expected = g.get("expected_cluster_size") or {}
+    size = f"max by (cluster) ({st}_wsrep_cluster_size{{{s}}})"
+    # fewer members than the largest size seen lately (garbd and unmonitored members count,
+    # as they are in wsrep_cluster_size), or than the size configured for the cluster
+    smaller = [f"({size} < max by (cluster) (max_over_time({st}_wsrep_cluster_size{{{s}}}"
+               f"[{g['cluster_size_history']}])))"]
+    smaller += [f"(max by (cluster) ({st}_wsrep_cluster_size{{{s},cluster=\"{name}\"}}) < {n})"
+                for name, n in sorted(expected.items())]
     grp.alerts += [
         Alert("GaleraNodeNotReady",
-              f"mysql_up{{{s}}} == 0 or up{{{s}}} == 0 or"
-              f" mysql_global_status_wsrep_ready{{{s}}} == 0",
-              "critical", "Galera node {{ $labels.node }} is down or not ready",
-              "Node {{ $labels.node }} of {{ $labels.cluster }} does not answer (mysql_up 0:"
-              " its wsrep series are gone) or refuses queries (wsrep_ready OFF).",
-              "galera", g["node_not_ready_for"]),
+              f"mysql_up{{{s}}} == 0 or {st}_wsrep_ready{{{s}}} == 0",
+              "warning", "Galera node {{ $labels.node }} is down or not ready",
+              "mysqld_exporter cannot query node {{ $labels.node }} of {{ $labels.cluster }}"
+              " (mysql_up 0: the node is down) or the node refuses queries (wsrep_ready OFF),"
+              f" for {g['node_not_ready_for']}.", "galera", g["node_not_ready_for"]),
+        Alert("GaleraExporterDown",
+              f"up{{{s}}} == 0 or mysql_exporter_last_scrape_error{{{s}}} == 1",
+              "warning", "mysqld_exporter for {{ $labels.node }} is down or failing",
+              "The mysqld_exporter scraped for node {{ $labels.node }} ({{ $labels.instance }})"
+              " does not answer or its last scrape failed, for"
+              f" {g['exporter_down_for']}: that node's Galera alerts are blind. Not a node"
+              " failure by itself.", "galera", g["exporter_down_for"]),
+        Alert("GaleraNonPrimary",
+              f"{st}_wsrep_cluster_status{{{s}}} == 0",
+              "critical", "Galera node {{ $labels.node }} is not in the Primary component",
+              "Node {{ $labels.node }} of {{ $labels.cluster }} is in a non-Primary component"
+              " (wsrep_cluster_status): it refuses writes and reads; the cluster lost quorum"
+              " or the node is partitioned off.", "galera", g["non_primary_for"]),
         Alert("GaleraNodeOutOfSync",
-              f"mysql_global_status_wsrep_local_state{{{s}}} != 4"
-              f" and mysql_global_status_wsrep_local_state{{{s}}} != 2",
+              f"{st}_wsrep_local_state{{{s}}} != 4 unless on (instance)"
+              f" mysql_global_variables_wsrep_desync{{{s}}} == 1",
               "warning", "Galera node {{ $labels.node }} not Synced (state {{ $value }})",
               "Node {{ $labels.node }} has been in wsrep_local_state {{ $value }} (1 Joining,"
-              f" 3 Joined) for {g['out_of_sync_for']}. A donor (2) is not reported: it is"
-              " serving an SST on purpose.", "galera", g["out_of_sync_for"]),
-        Alert("GaleraClusterSizeReduced",
-              f"max by (cluster) (mysql_global_status_wsrep_cluster_size{{{s}}})"
-              f" < count by (cluster) (mysql_up{{{s}}})",
+              f" 2 Donor/Desynced, 3 Joined) for {g['out_of_sync_for']} without being desynced"
+              " on purpose (wsrep_desync OFF).", "galera", g["out_of_sync_for"]),
+        Alert("GaleraDonorFallingBehind",
+              f"{st}_wsrep_local_state{{{s}}} == 2 and on (instance)"
+              f" {st}_wsrep_local_recv_queue{{{s}}} > {g['recv_queue_max']}",
+              "warning", "Galera donor {{ $labels.node }} falls behind",
+              "Node {{ $labels.node }} is a donor (state 2) and its receive queue has held more"
+              f" than {g['recv_queue_max']} write-sets for {g['recv_queue_for']}: it will hold"
+              " the cluster back (flow control) once the transfer ends.", "galera",
+              g["recv_queue_for"]),
+        Alert("GaleraClusterSizeReduced", " or ".join(smaller),
               "warning", "Galera cluster {{ $labels.cluster }} has only {{ $value }} members",
-              "The primary component of {{ $labels.cluster }} has {{ $value }} members, fewer"
-              " than the nodes monitored: a node has left or is down.", "galera",
+              "The Primary component of {{ $labels.cluster }} has {{ $value }} members, fewer"
+              f" than it had in the last {g['cluster_size_history']} (or than configured in"
+              " rules/config.yaml galera.expected_cluster_size), for"
+              f" {g['cluster_size_reduced_for']}: a member (node or garbd) left.", "galera",
               g["cluster_size_reduced_for"], per_node=False),
         Alert("GaleraFlowControlHigh",
-              f"max {WITHOUT} (rate(mysql_global_status_wsrep_flow_control_paused_ns{{{s}}}[1m])"
-              f" / 1e9) > {g['flow_control_paused_max']}",
-              "warning", "Galera node {{ $labels.node }} paused by flow control"
+              f"(max by (cluster) (rate({st}_wsrep_flow_control_paused_ns{{{s}}}[5m]) / 1e9)"
+              f" > {g['flow_control_paused_max']})"
+              f" + on (cluster) group_left (node) (0 * topk by (cluster) (1, max {WITHOUT}"
+              f" (rate({st}_wsrep_flow_control_sent{{{s}}}[5m]))))",
+              "warning", "Galera cluster {{ $labels.cluster }} paused by flow control"
               " {{ $value | humanizePercentage }} of the time",
-              "Replication on {{ $labels.cluster }} is paused more than"
-              f" {g['flow_control_paused_max']:.0%} of the time because node {{{{ $labels.node }}}}"
-              " cannot apply fast enough.", "galera", g["flow_control_for"]),
+              "Replication in {{ $labels.cluster }} was paused more than"
+              f" {g['flow_control_paused_max']:.0%} of the time (every node pauses when one"
+              " sends FC_PAUSE). The node that sent the most pauses is {{ $labels.node }}"
+              " (wsrep_flow_control_sent): it cannot apply fast enough.", "galera",
+              g["flow_control_for"], per_node=False),
+        Alert("GaleraRecvQueueHigh",
+              f"{st}_wsrep_local_recv_queue{{{s}}} > {g['recv_queue_max']}"
+              f" unless on (instance) {st}_wsrep_local_state{{{s}}} == 2",
+              "warning", "Galera node {{ $labels.node }} receive queue at {{ $value }}",
+              "Node {{ $labels.node }} has held more than"
+              f" {g['recv_queue_max']} write-sets in its receive queue for"
+              f" {g['recv_queue_for']}: it applies slower than the cluster writes and will"
+              " send flow control.", "galera", g["recv_queue_for"]),
+        Alert("GaleraCertificationFailures",
+              f"max {WITHOUT} (rate({st}_wsrep_local_cert_failures{{{s}}}[5m])"
+              f" + rate({st}_wsrep_local_bf_aborts{{{s}}}[5m])) > {g['cert_failures_per_second_max']}",
+              "warning", "Galera node {{ $labels.node }}: {{ $value | printf \"%.1f\" }}"
+              " certification failures and BF aborts per second",
+              "Transactions on node {{ $labels.node }} fail certification or are aborted by"
+              f" replicated ones more than {g['cert_failures_per_second_max']} times per"
+              f" second, for {g['cert_failures_for']}: concurrent writes to the same rows on"
+              " several nodes.", "galera", g["cert_failures_for"]),
+        Alert("GaleraConnectionsHigh",
+              f"max {WITHOUT} ({st}_threads_connected{{{s}}}"
+              f" / mysql_global_variables_max_connections{{{s}}}) > {g['connections_used_ratio_max']}",
+              "warning", "Galera node {{ $labels.node }} uses {{ $value | humanizePercentage }}"
+              " of max_connections",
+              f"Node {{{{ $labels.node }}}} has had more than {g['connections_used_ratio_max']:.0%}"
+              f" of max_connections in use for {g['connections_for']}; at 100 % clients get"
+              " error 1040 (too many connections).", "galera", g["connections_for"]),
+        Alert("GaleraNodeRestarted",
+              f"{st}_uptime{{{s}}} < {seconds(g['restarted_within'])}",
+              "info", "Galera node {{ $labels.node }} restarted",
+              "mysqld on node {{ $labels.node }} has been up for less than"
+              f" {g['restarted_within']}.", "galera"),
+        Alert("GaleraGcacheTooSmall",
+              f"mysql_galera_gcache_size_bytes{{{s}}} / on (cluster) group_left ()"
+              f" (sum by (cluster) (rate({st}_wsrep_replicated_bytes{{{s}}}[1h])) > 0)"
+              f" < {seconds(g['ist_downtime_min'])}",
+              "info", "Galera node {{ $labels.node }} can be down only"
+              " {{ $value | humanizeDuration }} before it needs an SST",
+              "At the last hour's write rate, the gcache of node {{ $labels.node }} holds"
+              " {{ $value | humanizeDuration }} of write-sets, less than"
+              f" {g['ist_downtime_min']}: a restart that takes longer rejoins by a full SST.",
+              "galera", g["gcache_for"]),
         Alert("GaleraRecoveryUsedSST",
               f"(time() - max without (instance, job, method, donor)"
-              f" (galera_recovery_last_end_timestamp_seconds{{{t},kind=\"sst\"}}) < 600)"
+              f" (galera_recovery_last_end_timestamp_seconds{{{t},kind=\"sst\"}}) < {seconds(g['sst_recent'])})"
               f" and on (cluster, node) (sum without (instance, job, from, to)"
               f" (galera_state_transitions_total{{{t},to=\"SYNCED\"}}) >= 2)",
               "warning", "Galera node {{ $labels.node }} rejoined by full SST",
@@ -74,5 +155,17 @@ def groups(c: dict) -> list[Group]:
               "The last {{ $labels.kind }} recovery of node {{ $labels.node }} (donor"
               " {{ $labels.donor }}) took {{ $value | humanizeDuration }}, over the"
               f" threshold (IST {slow['ist']} s, SST {slow['sst']} s).", "galera"),
+        Alert("GaleraTrackerDown",
+              f"up{{{t}}} == 0 or galera_tracker_log_up{{{t}}} == 0",
+              "warning", "Galera recovery tracker {{ $labels.instance }} is blind",
+              "The recovery tracker does not answer scrapes (up 0) or cannot read a node's"
+              f" error log (galera_tracker_log_up 0) for {g['tracker_down_for']}: SST/IST"
+              " durations are not measured.", "galera", g["tracker_down_for"], per_node=False),
+        Alert("GaleraRecoveryAborted",
+              f"increase(galera_recoveries_aborted_total{{{t}}}[1h]) > 0",
+              "info", "Galera node {{ $labels.node }} had a recovery cut short",
+              "A recovery of node {{ $labels.node }} ended without reaching SYNCED in the last"
+              " hour (a restart during the transfer, or a fall back to CLOSED/OPEN).",
+              "galera"),
     ]
     return [grp]

@@ -80,6 +80,7 @@ def _restarts(c: dict) -> Group:
     pinned_rec = "cluster_node:ndb_restart_total_seconds:pinned"
     pinned = (f"max without (pin) (last_over_time(clusterscope_pinned_restart_total_seconds[{lb}])"
               f" and on (pin) topk(1, last_over_time(clusterscope_pin_created_timestamp_seconds[{lb}])))"
+              f" or max without (pin) (last_over_time(clusterscope_pinned_restart_total_seconds[{lb}]))"
               f" or last_over_time({pinned_rec}[{lb}])")
     g = Group("ndb-restarts", "ndb.yml", records=[
         (COMPLETED, total_done),

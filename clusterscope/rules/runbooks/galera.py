@@ -16,20 +16,119 @@ error log (`log_error`; the Debian packages write to the journal / `/var/log/mys
 Percona Operator to `/var/lib/mysql/mysqld-error.log`), `WSREP:` / `[Galera]` lines."""
 
 RUNBOOKS: dict[str, dict[str, str]] = {
+    "GaleraExporterDown": {
+        "meaning": "The mysqld_exporter that scrapes a Galera node does not answer (`up` 0) or"
+                   " its last scrape of the node failed (`mysql_exporter_last_scrape_error`),"
+                   " for 2 minutes.",
+        "impact": "That node's Galera alerts are blind. The node itself may be fine.",
+        "diagnosis": "- `curl <exporter>/metrics` (or `/probe?target=...` in multi-target mode)"
+                     " and the exporter's log (login refused, TLS).\n"
+                     "- The exporter account's privileges (PROCESS, REPLICATION CLIENT,"
+                     " SELECT).",
+        "mitigation": "Restart the exporter or fix its credentials.",
+    },
+    "GaleraNonPrimary": {
+        "meaning": "A node answers but is not part of the Primary component"
+                   " (`wsrep_cluster_status` non-Primary or Disconnected) for 30 s.",
+        "impact": "The node refuses queries. When every node is non-Primary the cluster lost"
+                  " quorum: no writes anywhere.",
+        "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_cluster_status';` on every node: is any"
+                     " Primary?\n- Error logs: `partitioned`, `evicted`, `non-Primary` lines;"
+                     " the network between the nodes.",
+        "mitigation": "If some nodes are Primary, restart the others (they rejoin). If none is,"
+                      " pick the node with the highest `wsrep_last_committed` and bootstrap it"
+                      " (`SET GLOBAL wsrep_provider_options='pc.bootstrap=YES';`), then let the"
+                      " others rejoin.",
+    },
+    "GaleraDonorFallingBehind": {
+        "meaning": "A donor (state 2) has held more than 100 write-sets in its receive queue for"
+                   " 5 minutes (the mysqld-mixin's MySQLGaleraDonorFallingBehind).",
+        "impact": "After the transfer it must apply the backlog; meanwhile it may send flow"
+                  " control and slow the cluster.",
+        "diagnosis": "- `wsrep_local_recv_queue`, `wsrep_local_state_comment` on the donor.\n"
+                     "- The SST method (rsync blocks the donor; mariabackup does not).",
+        "mitigation": "Prefer mariabackup SST and a dedicated donor (`wsrep_sst_donor`); avoid"
+                      " write peaks during SSTs.",
+    },
+    "GaleraRecvQueueHigh": {
+        "meaning": "A node (not a donor) has held more than 100 write-sets in its receive queue"
+                   " for 5 minutes.",
+        "impact": "It applies slower than the cluster writes; flow control will pause everyone.",
+        "diagnosis": "- `wsrep_local_recv_queue_avg`, `wsrep_flow_control_sent` on the node.\n"
+                     "- Its CPU, disk and `wsrep_slave_threads`.",
+        "mitigation": "Raise `wsrep_slave_threads`, fix the node's I/O, or move load away.",
+    },
+    "GaleraCertificationFailures": {
+        "meaning": "Certification failures plus brute-force aborts on a node exceed 1 per second"
+                   " for 10 minutes.",
+        "impact": "Clients see deadlock errors (1213) and retry: wasted work and latency.",
+        "diagnosis": "- `wsrep_local_cert_failures`, `wsrep_local_bf_aborts` per node.\n"
+                     "- Which tables: the error log with `wsrep_log_conflicts=ON`.",
+        "mitigation": "Send writes for the same rows to one node (a single writer or affinity"
+                      " per table), smaller transactions.",
+    },
+    "GaleraConnectionsHigh": {
+        "meaning": "More than 80 % of `max_connections` have been in use on a node for 5"
+                   " minutes (`Threads_connected`).",
+        "impact": "At 100 % new clients get error 1040 (too many connections).",
+        "diagnosis": "- `SHOW PROCESSLIST;` (who holds them, sleeping connections).\n"
+                     "- Connection pool sizes of the applications.",
+        "mitigation": "Fix leaking pools, lower idle timeouts, or raise `max_connections`.",
+    },
+    "GaleraNodeRestarted": {
+        "meaning": "mysqld on the node has been up for less than 5 minutes.",
+        "impact": "Informational: caches are cold; check that the restart was planned.",
+        "benign": "any planned restart.",
+        "diagnosis": "- The error log around the start (crash, OOM killer, `Shutdown`).",
+        "mitigation": "If unplanned, find the cause in the error log and the system journal.",
+    },
+    "GaleraGcacheTooSmall": {
+        "meaning": "At the last hour's write rate, the node's gcache holds less than 30 minutes"
+                   " of write-sets, for an hour.",
+        "impact": "A node down longer than that cannot rejoin by IST and needs a full SST.",
+        "diagnosis": "- `mysql_galera_gcache_size_bytes` and the replicated bytes rate; the"
+                     " \"Downtime before an SST is needed\" panel.",
+        "mitigation": "Raise `gcache.size` (wsrep_provider_options; a restart) to cover the"
+                      " longest planned downtime.",
+    },
+    "GaleraTrackerDown": {
+        "meaning": "The recovery tracker does not answer scrapes, or cannot read a node's error"
+                   " log (`galera_tracker_log_up` 0), for 5 minutes.",
+        "impact": "SST/IST durations are not measured; GaleraRecoverySlow and"
+                  " GaleraRecoveryUsedSST cannot fire.",
+        "diagnosis": "- The tracker's log and `/metrics`; the log path and its permissions"
+                     " (the tracker's user must read the error log).",
+        "mitigation": "Fix the log path or permissions, restart the tracker.",
+    },
+    "GaleraRecoveryAborted": {
+        "meaning": "A recovery (SST/IST) of a node ended without reaching SYNCED in the last"
+                   " hour.",
+        "impact": "The node restarted or fell back during the transfer; it may retry with an"
+                  " SST.",
+        "diagnosis": "- The node's error log around the transfer (`SST failed`, `IST ... not"
+                     " possible`, a restart).",
+        "mitigation": "Fix the transfer's cause (disk space, SST auth, network) and let the node"
+                      " rejoin.",
+    },
     "GaleraNodeNotReady": {
-        "meaning": "A Galera node does not answer (`mysql_up` 0, so its wsrep series are gone),"
-                   " its exporter is down, or `wsrep_ready` is OFF.",
+        "meaning": "For 1 minute a Galera node does not answer its mysqld_exporter (`mysql_up`"
+                   " 0, so its wsrep series are gone) or answers with `wsrep_ready` OFF. A dead"
+                   " mysqld_exporter is GaleraExporterDown, not this.",
+        "benign": "a planned restart of the node (silence it for the window).",
         "impact": "The node serves no queries; the cluster runs with one member less.",
         "diagnosis": "- The node's error log (`WSREP:` lines, crash, OOM).\n"
                      "- `SHOW GLOBAL STATUS LIKE 'wsrep_%';` on the node and on the others"
                      " (`wsrep_cluster_size`, `wsrep_cluster_status`).",
-        "mitigation": "Restart the node; after a crash recover its position first"
-                      " (`mariadbd --wsrep-recover`) so it rejoins by IST.",
+        "mitigation": "First check that the other nodes still form a Primary component"
+                      " (`wsrep_cluster_status`); if not, see GaleraNonPrimary before restarting"
+                      " anything. Then restart the node; after a crash recover its position"
+                      " first (`mariadbd --wsrep-recover`) so it rejoins by IST.",
     },
     "GaleraNodeOutOfSync": {
-        "meaning": "A node has been Joining (1) or Joined (3) for the configured time."
-                   " Donor/Desynced (2) is left out on purpose: a donor serving an SST is"
-                   " healthy.",
+        "meaning": "A node has not been Synced (4) for 5 minutes although nobody desynced it on"
+                   " purpose (`wsrep_desync` OFF): Joining (1), Joined (3), or a donor (2)"
+                   " serving a transfer that long (the mysqld-mixin's rule).",
+        "benign": "a long SST/IST to or from this node (GaleraRecoverySlow tells how long).",
         "impact": "The node does not take writes/reads as a full member; a long state"
                   " transfer is in progress or stuck.",
         "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_local_state%';`\n"
@@ -39,7 +138,11 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " network, then restart the joiner.",
     },
     "GaleraClusterSizeReduced": {
-        "meaning": "`wsrep_cluster_size` is smaller than the number of nodes monitored.",
+        "meaning": "For 1 minute the Primary component has fewer members (`wsrep_cluster_size`,"
+                   " garbd included) than it had in the last hour, or than configured for the"
+                   " cluster in rules/config.yaml (`galera.expected_cluster_size`).",
+        "benign": "a member removed for good: the alert clears an hour later (or lower the"
+                  " configured size).",
         "impact": "Less redundancy; with one more loss the cluster may lose quorum.",
         "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size';` on every node\n"
                      "- Which node: GaleraNodeNotReady; error logs for `evicted`/`partitioned`.",
@@ -47,8 +150,10 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " rejoins.",
     },
     "GaleraFlowControlHigh": {
-        "meaning": "Replication was paused by flow control more than the configured fraction"
-                   " of the time (rate of `wsrep_flow_control_paused_ns`).",
+        "meaning": "Replication in the cluster was paused by flow control more than 10 % of the"
+                   " time over 5 minutes (rate of `wsrep_flow_control_paused_ns`; every node"
+                   " pauses when any node sends FC_PAUSE). The `node` label is the node that sent"
+                   " the most pauses (`wsrep_flow_control_sent`): the slow one.",
         "impact": "The whole cluster writes only as fast as its slowest node applies.",
         "diagnosis": "- `wsrep_local_recv_queue`, `wsrep_flow_control_sent` per node: the one"
                      " sending pauses is slow.\n- That node's CPU/disk; `wsrep_slave_threads`.",

@@ -7,6 +7,31 @@ FIRST_STEPS = """First: `curl -s <loadgen>:<port>/metrics | grep -E '^loadgen_(w
 and the loadgen container's log (one line per window: valid or why not)."""
 
 RUNBOOKS: dict[str, dict[str, str]] = {
+    "LoadgenDown": {
+        "meaning": "The load generator's metrics endpoint has not answered for 5 minutes.",
+        "impact": "No experiment is measured; the overhead figures go stale.",
+        "diagnosis": "- The loadgen container's state and log (sysbench errors, credentials).",
+        "mitigation": "Restart the loadgen; fix its database account or target.",
+    },
+    "ClusterscopeWatchdog": {
+        "meaning": "Always firing, on purpose: a dead man's switch for the alerting path.",
+        "impact": "None while it arrives. When the heartbeat receiver stops getting it,"
+                  " vmalert, VictoriaMetrics or Alertmanager is down and no alert can reach"
+                  " anyone.",
+        "diagnosis": "- If the heartbeat stopped: vmalert's and Alertmanager's health pages and"
+                     " logs.",
+        "mitigation": "Never silence it; route it to a heartbeat service that pages when it"
+                      " stops.",
+    },
+    "ClusterscopeRuleErrors": {
+        "meaning": "vmalert failed to evaluate a rule in the last 5 minutes"
+                   " (`vmalert_*_rules_errors_total`).",
+        "impact": "That alert or recording is missing, silently, until fixed.",
+        "diagnosis": "- vmalert's log and its UI (`/vmalert/groups`): the rule's last error"
+                     " (query timeout, many-to-many matching).",
+        "mitigation": "Fix the rule or the series it matches (duplicate label sets), or raise"
+                      " the datasource timeout.",
+    },
     "ExperimentOverheadChanged": {
         "meaning": "An experiment's overhead (1 - variant/baseline throughput) moved: the"
                    " pinned baseline's value (or the value a day ago) lies outside the current"
