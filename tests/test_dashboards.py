@@ -122,7 +122,10 @@ def test_every_panel_has_datasource_query_and_unit(uid: str) -> None:
     for panel in all_panels(model):
         kind, title = panel["type"], panel.get("title", "")
         if kind not in NO_QUERY:
-            assert panel.get("datasource", {}).get("uid") in ("victoriametrics", "loki"), title
+            # the datasource variables, never a fixed uid (an imported dashboard must work
+            # in a Grafana whose datasources carry other uids)
+            assert panel.get("datasource", {}).get("uid") in ("${datasource}", "${logs_ds}"), \
+                title
             assert panel.get("targets"), f"{title}: no query"
             refs = [t["refId"] for t in panel["targets"]]
             assert all(refs) and len(refs) == len(set(refs)), f"{title}: refIds {refs}"
@@ -136,12 +139,80 @@ def test_every_panel_has_datasource_query_and_unit(uid: str) -> None:
 
 @pytest.mark.parametrize("uid", sorted(COMMITTED))
 def test_variables_have_cluster_and_a_node_or_experiment(uid: str) -> None:
-    names = [v["name"] for v in COMMITTED[uid]["templating"]["list"]]
+    variables = COMMITTED[uid]["templating"]["list"]
+    names = [v["name"] for v in variables if v["type"] == "query"]
     assert names[0] == "cluster"
     assert {"node_id", "node", "experiment"} & set(names[1:])
-    for v in COMMITTED[uid]["templating"]["list"]:
-        assert v["datasource"]["uid"] in ("victoriametrics", "loki")
-        assert v["query"].startswith("label_values(")
+    for v in variables:
+        if v["type"] == "query":
+            assert v["datasource"]["uid"] in ("${datasource}", "${logs_ds}")
+            assert v["query"].startswith("label_values(")
+
+
+def provisioned_datasources() -> dict[str, str]:
+    spec = yaml.safe_load((REPO / "dashboards" / "provisioning" / "datasources"
+                           / "clusterscope.yaml").read_text())
+    return {d["type"]: d["uid"] for d in spec["datasources"]}
+
+
+@pytest.mark.parametrize("uid", sorted(COMMITTED))
+def test_datasource_variables_default_to_the_provisioned_uids(uid: str) -> None:
+    chosen = {v["name"]: (v["query"], v["current"]["value"])
+              for v in COMMITTED[uid]["templating"]["list"] if v["type"] == "datasource"}
+    by_type = provisioned_datasources()
+    assert chosen == {"datasource": ("prometheus", by_type["prometheus"]),
+                      "logs_ds": ("loki", by_type["loki"])}
+
+
+def thresholds(panel: dict) -> list:
+    return panel.get("fieldConfig", {}).get("defaults", {}).get("thresholds", {}).get("steps")
+
+
+@pytest.mark.parametrize("uid", sorted(COMMITTED))
+def test_no_stat_is_coloured_by_grafanas_default_threshold(uid: str) -> None:
+    # Grafana's default thresholds (base green, 80 red) paint an uptime of 81 s or a
+    # restart of 81 s red; every coloured tile says what its colours mean
+    for panel in all_panels(COMMITTED[uid]):
+        if panel["type"] in ("stat", "bargauge"):
+            defaults = panel["fieldConfig"]["defaults"]
+            assert defaults.get("mappings") or thresholds(panel), panel["title"]
+
+
+def test_alert_thresholds_are_drawn_from_the_rules_config() -> None:
+    cfg = yaml.safe_load((REPO / "rules" / "config.yaml").read_text())
+    want = {(uids.NDB_OVERVIEW, "REDO used (fullest log part)"): cfg["ndb"]["redo_used_ratio_max"],
+            (uids.NDB_OVERVIEW, "Memory used"): cfg["ndb"]["data_memory_used_ratio_max"],
+            (uids.NDB_NODE, "CPU per thread"): cfg["ndb"]["ldm_cpu_percent_max"],
+            (uids.NDB_NODE, "LDM CPU mean / max"): cfg["ndb"]["ldm_cpu_percent_max"],
+            (uids.NDB_NODE, "REDO log space"): cfg["ndb"]["redo_used_ratio_max"],
+            (uids.NDB_RESTARTS, "Verdict: ratio to baseline"):
+                cfg["ndb"]["restart_regression_factor"],
+            (uids.GALERA, "Flow control paused"): cfg["galera"]["flow_control_paused_max"]}
+    for (uid, title), value in want.items():
+        panel = next(p for p in all_panels(COMMITTED[uid])
+                     if p.get("title") == title and p["type"] != "row")
+        assert [s["value"] for s in thresholds(panel)][1:] == [value], (uid, title)
+
+
+def test_a_down_node_and_a_dead_exporter_are_shown_not_blank() -> None:
+    overview = {p.get("title"): p for p in all_panels(COMMITTED[uids.NDB_OVERVIEW])}
+    exprs = {title: " ".join(t["expr"] for t in p.get("targets", []))
+             for title, p in overview.items()}
+    # a stopped data node has no ndbinfo.nodes row: DOWN comes from the configured nodes
+    assert "ndb_data_node_running" in exprs["Node status"]
+    assert "ndb_data_node_running" in exprs["Data nodes started / configured"]
+    for title in ("Exporter up", "Alerts firing"):
+        assert exprs[title].endswith("or on() vector(0)"), title
+    assert 'up{job="ndbinfo"' in exprs["Exporter up"]
+
+
+def test_links_carry_variables_only_within_a_product() -> None:
+    for uid, model in COMMITTED.items():
+        for link in model["links"]:
+            target = link.get("url", "").removeprefix("/d/")
+            if target in uids.ALL:
+                same = target.split("-")[1] == uid.split("-")[1]
+                assert link["includeVars"] is same, (uid, target)
 
 
 def test_simulated_data_is_marked_on_every_ndb_dashboard() -> None:
@@ -159,8 +230,8 @@ EXPORTER_SOURCES = [REPO / "exporters" / "ndbinfo_exporter", REPO / "exporters" 
 # mysqld_exporter (Debian's binary) derives these from SHOW GLOBAL STATUS/VARIABLES, so they
 # cannot be listed from source; the lab test proves each one the dashboards use returns data.
 MYSQLD_EXPORTER = re.compile(r"^mysql_(up|global_status_wsrep_\w+|galera_\w+)$")
-# written by vmalert for firing/pending alerts
-VMALERT = {"ALERTS"}
+# written by vmalert for firing/pending alerts, and by the scraper for each target
+VMALERT = {"ALERTS", "up"}
 
 
 def metric_names(expr: str) -> set[str]:

@@ -17,9 +17,6 @@ pytestmark = pytest.mark.lab
 
 # Panels that can only have data in conditions the scenario cannot create, with the reason.
 MAY_BE_EMPTY: dict[tuple[str, str], str] = {
-    (uids.NDB_OVERVIEW, "Alerts firing"):
-        "counts firing NDB alerts; the scenario's healthy 7.6 restarts fire none (the alert"
-        " path itself is proven by the monitoring tests)",
     (uids.NDB_OVERVIEW, "LCP duration"):
         "the exporter times an LCP only when it saw it start and end; a simulated LCP takes"
         " ~130 s at the scenario's clock, longer than the scenario runs",

@@ -58,7 +58,8 @@ def experiments() -> dash.Dashboard:
         w=8))
     d.with_panel(kit.stat_panel(
         "Valid pairs", "Pairs of valid windows behind each estimate.", "short",
-        kit.q(f"loadgen_overhead_pairs{{{CE}}}", "{{experiment}} {{variant}}"), w=8, h=8))
+        kit.q(f"loadgen_overhead_pairs{{{CE}}}", "{{experiment}} {{variant}}"), w=8, h=8,
+        neutral=True))
 
     d.with_row(dash.Row("Windows"))
     d.with_panel(kit.ts(

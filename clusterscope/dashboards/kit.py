@@ -2,6 +2,9 @@
 
 Every panel gets an explicit datasource (on the panel and on each target) because
 provisioned dashboards must not depend on which datasource a Grafana instance marks default.
+The datasource is a template variable (`datasource`, `logs_ds`) whose default is the uid
+dashboards/provisioning/datasources gives, so a dashboard imported into a Grafana whose
+datasources carry other uids still works: the user picks them from the variable.
 """
 
 from __future__ import annotations
@@ -19,13 +22,20 @@ from grafana_foundation_sdk.builders import (
     timeseries,
 )
 from grafana_foundation_sdk.builders import dashboard as dash
-from grafana_foundation_sdk.builders.common import StackingConfig
-from grafana_foundation_sdk.models.common import GraphDrawStyle, StackingMode
+from grafana_foundation_sdk.builders.common import GraphThresholdsStyleConfig, StackingConfig
+from grafana_foundation_sdk.models.common import (
+    GraphDrawStyle,
+    GraphThresholdsStyleMode,
+    StackingMode,
+)
 from grafana_foundation_sdk.models.dashboard import (
     DashboardLinkType,
     DataSourceRef,
     DataTransformerConfig,
     DynamicConfigValue,
+    FieldColorModeId,
+    Threshold,
+    ThresholdsMode,
     ValueMap,
     ValueMappingResult,
     VariableOption,
@@ -36,29 +46,45 @@ from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from clusterscope.dashboards.uids import TAG
 
-VM = DataSourceRef(type_val="prometheus", uid="victoriametrics")
-LOKI = DataSourceRef(type_val="loki", uid="loki")
+# (variable name, datasource type, provisioned uid, provisioned name)
+METRICS_DS = ("datasource", "prometheus", "victoriametrics", "VictoriaMetrics")
+LOGS_DS = ("logs_ds", "loki", "loki", "Loki")
+VM = DataSourceRef(type_val="prometheus", uid="${datasource}")
+LOKI = DataSourceRef(type_val="loki", uid="${logs_ds}")
 
+# Shown on real deployments too (a text panel cannot depend on a query), so it is worded
+# as a test the reader applies, next to the tile that answers it.
 SIMULATED_NOTE = (
-    "**Simulated data.** Series labelled `simulated=\"true\"` (and NDB versions ending in"
-    " `-sim`) come from the clusterscope NDB simulator, not from a real NDB Cluster: use them"
-    " to check the dashboards and alerts, never as measured figures.")
+    "**Real or simulated?** Only series labelled `simulated=\"true\"` (and NDB versions"
+    " ending in `-sim`) come from the clusterscope NDB simulator rather than a real NDB"
+    " Cluster; the Data source tile says which. Simulated figures check the dashboards and"
+    " alerts, they are never measurements.")
 
 
-def link_to(uid: str, title: str) -> dash.DashboardLink:
+def product(uid: str) -> str:
+    """clusterscope-ndb-node -> ndb: the cluster names of NDB and Galera differ, so only
+    links within one product carry the variables along."""
+    return uid.split("-")[1]
+
+
+def link_to(uid: str, title: str, *, include_vars: bool) -> dash.DashboardLink:
     return (dash.DashboardLink(title).type(DashboardLinkType.LINK).url(f"/d/{uid}")
-            .include_vars(True).keep_time(True).icon("dashboard"))
+            .include_vars(include_vars).keep_time(True).icon("dashboard"))
 
 
 def dashboard(uid: str, title: str, description: str, tags: list[str],
-              links: list[tuple[str, str]]) -> dash.Dashboard:
+              links: list[tuple[str, str]], *, since: str = "now-1h") -> dash.Dashboard:
     d = (dash.Dashboard(title).uid(uid).description(description).tags([TAG, *tags])
-         .time("now-1h", "now").refresh("30s").timezone("browser").editable())
+         .time(since, "now").refresh("30s").timezone("browser").editable())
     d.link(dash.DashboardLink("clusterscope").type(DashboardLinkType.DASHBOARDS).tags([TAG])
            .as_dropdown(True).include_vars(False).keep_time(True))
     for link_uid, link_title in links:
         if link_uid != uid:
-            d.link(link_to(link_uid, link_title))
+            d.link(link_to(link_uid, link_title,
+                           include_vars=product(link_uid) == product(uid)))
+    for name, kind, ds_uid, ds_name in (METRICS_DS, LOGS_DS):
+        d.with_variable(dash.DatasourceVariable(name).label(ds_name).type(kind)
+                        .current(VariableOption(selected=True, text=ds_name, value=ds_uid)))
     return d
 
 
@@ -125,13 +151,43 @@ def ts(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8,
 
 def stat_panel(title: str, desc: str, unit: str, *targets, w: int = 4, h: int = 4,
                mappings: dict[str, tuple[str, str]] | None = None,
-               no_value: str | None = None) -> stat.Panel:
+               no_value: str | None = None, neutral: bool | None = None) -> stat.Panel:
     p = stat.Panel().title(title).description(desc).datasource(VM).unit(unit).span(w).height(h)
     if mappings:
         p = p.mappings([value_map(mappings)])
     if no_value is not None:
         p = p.no_value(no_value)
+    if neutral or (neutral is None and not mappings):
+        p = neutral_colour(p)
     _targets(p, targets)
+    return p
+
+
+# -- thresholds ------------------------------------------------------------------------
+# Without explicit thresholds Grafana colours every value above 80 red (its default
+# base green / 80 red): an uptime of 81 s or a restart of 81 s would look like a fault.
+
+FIXED_BLUE = dash.FieldColor().mode(FieldColorModeId.FIXED).fixed_color("blue")
+NO_THRESHOLDS = (dash.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE)
+                 .steps([Threshold(value=None, color="blue")]))
+
+
+def neutral_colour(p):
+    """One fixed colour: a count or a duration that is neither good nor bad."""
+    return p.color_scheme(FIXED_BLUE).thresholds(NO_THRESHOLDS)
+
+
+def alert_threshold(p, value: float):
+    """Draw an alert's threshold (from rules/config.yaml): a line and area on a graph, the
+    colour of a stat."""
+    p = p.thresholds(dash.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps([
+        Threshold(value=None, color="green"), Threshold(value=value, color="red")]))
+    if hasattr(p, "thresholds_style"):
+        p = (p.thresholds_style(GraphThresholdsStyleConfig().mode(
+                GraphThresholdsStyleMode.LINE_AND_AREA))
+             .color_scheme(dash.FieldColor().mode(FieldColorModeId.PALETTE_CLASSIC)))
+    else:
+        p = p.color_scheme(dash.FieldColor().mode(FieldColorModeId.THRESHOLDS))
     return p
 
 
@@ -204,6 +260,15 @@ def hide_columns(*extra: str) -> DataTransformerConfig:
     """Drop the columns a table query adds that say nothing to a reader."""
     hidden = {name: True for name in ("Time", "__name__", "instance", "job", *extra)}
     return DataTransformerConfig(id_val="organize", options={"excludeByName": hidden})
+
+
+def merge() -> DataTransformerConfig:
+    """Join instant table queries on their labels: one row per label set."""
+    return DataTransformerConfig(id_val="merge", options={})
+
+
+def rename(names: dict[str, str]) -> DataTransformerConfig:
+    return DataTransformerConfig(id_val="organize", options={"renameByName": names})
 
 
 def highlight(color: str) -> list[DynamicConfigValue]:

@@ -40,8 +40,8 @@ def logs() -> dash.Dashboard:
                                  multi=True))
     for a in logql.ANNOTATIONS:
         d.annotation(annotation(a["name"]))
-    d.with_panel(kit.note("Simulated?", kit.SIMULATED_NOTE + " Its log lines carry the"
-                          " label `simulated=\"true\"`.", w=24, h=2))
+    d.with_panel(kit.note("Real or simulated?", kit.SIMULATED_NOTE + " Simulated log lines"
+                          " carry the label `simulated=\"true\"`.", w=24, h=2))
     d.with_panel(kit.loki_ts("Errors by node", "Lines of level error or critical.", "short",
                              kit.lq(Q["errors_by_node"], "{{node}} {{component}}"), w=8))
     d.with_panel(kit.loki_ts("Warnings by node", "Lines of level warning.", "short",

@@ -19,6 +19,7 @@ from clusterscope.dashboards.uids import (
     NDB_OVERVIEW,
     NDB_RESTARTS,
 )
+from clusterscope.rules.config import shared
 from clusterscope.rules.fragments import (
     ldm_cpu_percent,
     restart_in_progress,
@@ -34,6 +35,7 @@ RESTART_STATUS_MAPPINGS = {
     str(k): (text, "red" if k in RESTART_FAILURE else "green" if k in RESTART_COMPLETED
              else "yellow")
     for k, text in RESTART_STATUS.items()}
+CFG = shared()["ndb"]  # the alerts' thresholds, drawn on the panels they watch
 LINKS = [(NDB_OVERVIEW, "NDB overview"), (NDB_NODE, "NDB data node"),
          (NDB_RESTARTS, "NDB restarts"), (LOGS, "Logs"), (GALERA, "Galera")]
 
@@ -48,13 +50,13 @@ def _node_var(multi: bool) -> dash.QueryVariable:
 
 
 def simulated_row(d: dash.Dashboard) -> None:
-    d.with_panel(kit.note("Simulated?", kit.SIMULATED_NOTE, w=12, h=4))
+    d.with_panel(kit.note("Real or simulated?", kit.SIMULATED_NOTE, w=12, h=4))
     d.with_panel(kit.stat_panel(
         "Data source", "SIMULATED when the exporter's series carry simulated=\"true\" (the lab's"
-        " NDB simulator); \"measured\" when they come from a real cluster.", "none",
+        " NDB simulator); REAL when they come from a real cluster.", "none",
         kit.q(f'max(ndb_up{{{C}, simulated="true"}})', "simulated"),
         w=4, mappings={"1": ("SIMULATED", "orange"), "0": ("SIMULATED (down)", "red")},
-        no_value="measured"))
+        no_value="REAL"))
     d.with_panel(kit.table_panel(
         "Versions", "ndb_node_info: every node's type and version; a version ending in -sim"
         " comes from the simulator.", "none",
@@ -69,12 +71,20 @@ def overview() -> dash.Dashboard:
     d.with_variable(_cluster_var()).with_variable(_node_var(multi=True))
     d.with_row(dash.Row("Cluster"))
     simulated_row(d)
+    # the scrape's up joins ndb_up, so a dead exporter reads DOWN rather than "No data"
     d.with_panel(kit.stat_panel(
-        "Exporter up", "ndb_up: the SQL node answered and ndbinfo is online.", "none",
-        kit.q(f"min(ndb_up{{{C}}})"), mappings={"1": ("UP", "green"), "0": ("DOWN", "red")}))
+        "Exporter up", "The exporter answers its scrape (up) and the SQL node answered with"
+        " ndbinfo online (ndb_up).", "none",
+        kit.q(f'min(up{{job="ndbinfo", {C}}}) * min(ndb_up{{{C}}}) or on() vector(0)'),
+        mappings={"1": ("UP", "green"), "0": ("DOWN", "red")}))
+    # a stopped data node has no ndbinfo.nodes row: its status simply vanishes, so the
+    # configured nodes (config_nodes, ndb_data_node_running) give the "of N"
     d.with_panel(kit.stat_panel(
-        "Data nodes started", "Data nodes whose status is STARTED.", "short",
-        kit.q(f'sum(ndb_node_status{{{C}, status="STARTED"}})')))
+        "Data nodes started / configured", "Data nodes whose status is STARTED, and the data"
+        " nodes in the cluster's configuration (ndb_data_node_running, from config_nodes).",
+        "short",
+        kit.q(f'sum(ndb_node_status{{{C}, status="STARTED"}}) or on() vector(0)', "started"),
+        kit.q(f"count(ndb_data_node_running{{{C}}})", "configured"), neutral=True))
     d.with_panel(kit.stat_panel(
         "Restarts in progress", "Data nodes whose restart_info row is a restart under way"
         " (node_restart_status_int 2-18, 20-23; 19 and 24 are completed).", "short",
@@ -82,15 +92,19 @@ def overview() -> dash.Dashboard:
               f" or vector(0) * max(ndb_up{{{C}}})")))
     d.with_panel(kit.stat_panel(
         "Alerts firing", "NDB alerts firing now (vmalert's ALERTS series).", "short",
-        kit.q(f'count(ALERTS{{alertstate="firing", alertname=~"Ndb.*", {C}}})'),
-        no_value="0", w=4))
+        kit.q(f'count(ALERTS{{alertstate="firing", alertname=~"Ndb.*", {C}}})'
+              " or on() vector(0)"), w=4))
     states = " + ".join(
         f'{k} * sum by (node_id) (ndb_node_status{{{C}, {N}, status=~"{pattern}"}})'
         for k, pattern in ((1, "STARTED"), (2, "STARTING"), (3, "STOPPING.*|SINGLEUSER"),
                            (4, "NOTHING|CMVMI")))
+    # a configured node that does not run has no nodes row: drawn DOWN, not as a gap
+    states = (f"({states}) or on(node_id) (sum by (node_id)"
+              f" (ndb_data_node_running{{{C}, {N}}} == 0) * 0 + 4)")
     d.with_panel(kit.state_panel(
         "Node status", "ndb_node_status: the current status of each data node (from"
-        " ndbinfo.nodes).", kit.q(states, "node {{node_id}}"),
+        " ndbinfo.nodes); DOWN: configured (config_nodes) but not running.",
+        kit.q(states, "node {{node_id}}"),
         mappings={"0": ("UNKNOWN", "purple"), "1": ("STARTED", "green"),
                   "2": ("STARTING", "yellow"), "3": ("STOPPING", "orange"),
                   "4": ("DOWN", "red")}, w=12)
@@ -119,17 +133,18 @@ def overview() -> dash.Dashboard:
         kit.q(f"ndb_lcp_last_duration_seconds{{{C}}}", "last LCP"), w=8))
 
     d.with_row(dash.Row("REDO, memory, operations"))
-    d.with_panel(kit.ts(
+    d.with_panel(kit.alert_threshold(kit.ts(
         "REDO used (fullest log part)", "Highest used/total ratio over a node's REDO log"
-        " parts (recorded: cluster_node:ndb_redo_log_space_used:max_part_ratio).",
-        "percentunit",
+        " parts (recorded: cluster_node:ndb_redo_log_space_used:max_part_ratio); red: the"
+        " NdbRedoLogFilling threshold.", "percentunit",
         kit.q(f"cluster_node:ndb_redo_log_space_used:max_part_ratio{{{C}, {N}}}",
-              "node {{node_id}}"), w=8, minimum=0))
-    d.with_panel(kit.ts(
-        "Memory used", "ndb_memory_used_bytes / ndb_memory_total_bytes per node and type.",
-        "percentunit",
+              "node {{node_id}}"), w=8, minimum=0).max(1), CFG["redo_used_ratio_max"]))
+    d.with_panel(kit.alert_threshold(kit.ts(
+        "Memory used", "ndb_memory_used_bytes / ndb_memory_total_bytes per node and type;"
+        " red: the NdbDataMemoryHigh threshold.", "percentunit",
         kit.q(f"ndb_memory_used_bytes{{{C}, {N}}} / ndb_memory_total_bytes{{{C}, {N}}}",
-              "node {{node_id}} {{memory_type}}"), w=8, minimum=0))
+              "node {{node_id}} {{memory_type}}"), w=8, minimum=0).max(1),
+        CFG["data_memory_used_ratio_max"]))
     d.with_panel(kit.ts(
         "Operations", "DBTC counters (transactions, reads, writes, ...) per second, summed over"
         " block instances and data nodes.", "ops",
@@ -146,12 +161,15 @@ def data_node() -> dash.Dashboard:
     d.with_row(dash.Row("Node"))
     simulated_row(d)
     d.with_panel(kit.stat_panel(
-        "Uptime", "ndb_node_uptime_seconds.", "s", kit.q(f"ndb_node_uptime_seconds{{{C}, {N1}}}")))
-    d.with_panel(kit.stat_panel(
+        "Uptime", "ndb_node_uptime_seconds.", "s",
+        kit.q(f"ndb_node_uptime_seconds{{{C}, {N1}}}"), neutral=True))
+    d.with_panel(kit.alert_threshold(kit.stat_panel(
         "LDM CPU mean / max", "Mean and max CPU over the node's LDM threads (recorded:"
-        " cluster_node:ndb_ldm_cpu_percent:mean / :max).", "percent",
+        " cluster_node:ndb_ldm_cpu_percent:mean / :max); red: the NdbLdmCpuSaturated"
+        " threshold.", "percent",
         kit.q(f"cluster_node:ndb_ldm_cpu_percent:mean{{{C}, {N1}}}", "mean"),
-        kit.q(f"cluster_node:ndb_ldm_cpu_percent:max{{{C}, {N1}}}", "max"), w=8))
+        kit.q(f"cluster_node:ndb_ldm_cpu_percent:max{{{C}, {N1}}}", "max"), w=8),
+        CFG["ldm_cpu_percent_max"]))
 
     d.with_row(dash.Row("CPU per thread"))
     cpu = (kit.ts(
@@ -159,7 +177,8 @@ def data_node() -> dash.Dashboard:
         " threads); LDM threads drawn thick in red.", "percent",
         kit.q(f"sum by (thread_name, thr_no) ({thread_cpu_percent(C, N1)})",
               "{{thread_name}} {{thr_no}}"), w=12, h=9))
-    cpu = cpu.override_by_regexp("ldm .*", kit.highlight("red"))
+    cpu = kit.alert_threshold(cpu.override_by_regexp("ldm .*", kit.highlight("red")),
+                              CFG["ldm_cpu_percent_max"])
     d.with_panel(cpu)
     d.with_panel(kit.ts(
         "CPU by thread type", "CPU percent summed per thread type (ldm, tc, recv, send,"
@@ -177,15 +196,17 @@ def data_node() -> dash.Dashboard:
               f"[$__rate_interval]))", "{{thread_name}}"), w=12, h=9))
 
     d.with_row(dash.Row("Memory, REDO and buffers"))
-    d.with_panel(kit.ts(
-        "Memory", "ndb_memory_used_bytes per memory type; dashed: total.", "bytes",
-        kit.q(f"ndb_memory_used_bytes{{{C}, {N1}}}", "{{memory_type}} used"),
-        kit.q(f"ndb_memory_total_bytes{{{C}, {N1}}}", "{{memory_type}} total"), w=8))
-    d.with_panel(kit.ts(
+    d.with_panel(kit.alert_threshold(kit.ts(
+        "Memory", "Used share of each memory type (ndb_memory_used_bytes /"
+        " ndb_memory_total_bytes: Data memory in GB and the long message buffer in MB on one"
+        " axis); red: the NdbDataMemoryHigh threshold.", "percentunit",
+        kit.q(f"ndb_memory_used_bytes{{{C}, {N1}}} / ndb_memory_total_bytes{{{C}, {N1}}}",
+              "{{memory_type}}"), w=8, minimum=0).max(1), CFG["data_memory_used_ratio_max"]))
+    d.with_panel(kit.alert_threshold(kit.ts(
         "REDO log space", "Used share of each REDO log part (logspaces).", "percentunit",
         kit.q(f'ndb_log_space_used_bytes{{{C}, {N1}, log_type="REDO"}}'
               f' / ndb_log_space_total_bytes{{{C}, {N1}, log_type="REDO"}}',
-              "part {{log_part}}"), w=8, minimum=0))
+              "part {{log_part}}"), w=8, minimum=0).max(1), CFG["redo_used_ratio_max"]))
     d.with_panel(kit.ts(
         "Log buffers", "Used bytes of the REDO and UNDO log buffers (logbuffers).", "bytes",
         kit.q(f"ndb_log_buffer_used_bytes{{{C}, {N1}}}", "{{log_type}} part {{log_part}}"),
@@ -226,7 +247,8 @@ def data_node() -> dash.Dashboard:
 def restarts() -> dash.Dashboard:
     d = kit.dashboard(NDB_RESTARTS, "NDB restarts",
                       "The last restart of each data node by phase, restart totals against"
-                      " their baseline, and the restart in progress.", ["ndb"], LINKS)
+                      " their baseline, and the restart in progress.", ["ndb"], LINKS,
+                      since="now-30d")  # restarts are days apart
     d.with_variable(_cluster_var()).with_variable(_node_var(multi=True))
     for a in ndb_annotations():
         d.annotation(a)
@@ -241,12 +263,12 @@ def restarts() -> dash.Dashboard:
     d.with_panel(kit.bars_panel(
         "Last restart total", "ndb_restart_total_seconds of each node's latest restart.", "s",
         kit.q(f"ndb_restart_total_seconds{{{C}, {N}}}", "node {{node_id}}", instant=True),
-        w=6, h=12))
+        w=6, h=12).color_scheme(kit.FIXED_BLUE).thresholds(kit.NO_THRESHOLDS))
     d.with_panel(kit.stat_panel(
         "Completed restarts", "ndb_restarts_completed_total: restarts counted once each,"
         " also across exporter restarts.", "short",
         kit.q(f"sum by (node_id) (ndb_restarts_completed_total{{{C}, {N}}})",
-              "node {{node_id}}"), w=6, h=12))
+              "node {{node_id}}"), w=6, h=12, neutral=True))
 
     d.with_row(dash.Row("Against the baseline"))
     d.with_panel(kit.ts(
@@ -256,6 +278,28 @@ def restarts() -> dash.Dashboard:
               "node {{node_id}} latest"),
         kit.q(f"cluster_node:ndb_restart_total_seconds:baseline_median{{{C}, {N}}}",
               "node {{node_id}} baseline (median)"), w=12))
+    # the verdict itself, as the alert judged it: held for restart_verdict_hold after the
+    # restart, unlike the baseline above, which already includes the latest restart
+    hold = CFG["restart_verdict_hold"]
+    d.with_panel(kit.alert_threshold(kit.ts(
+        "Verdict: ratio to baseline", "The latest restart's total over the median of the"
+        " earlier restarts (cluster_node:ndb_restart_total_seconds:ratio_to_baseline), held"
+        f" {hold} as the alert holds it; red: NdbRestartTimeRegressed's factor (it also"
+        f" needs {CFG['restart_regression_min_growth_seconds']} s of growth).", "none",
+        kit.q(f"last_over_time(cluster_node:ndb_restart_total_seconds:ratio_to_baseline"
+              f"{{{C}, {N}}}[{hold}])", "node {{node_id}}"), w=12, minimum=0),
+        CFG["restart_regression_factor"]))
+    d.with_panel(kit.table_panel(
+        "Phase vs its median", "Each phase of the latest restart, the median of the earlier"
+        " restarts' same phase, and the growth (seconds) the alert names the phase by.", "s",
+        kit.table_q(f"cluster_node_phase:ndb_restart_phase_seconds:completed{{{C}, {N}}}"),
+        kit.table_q(f"cluster_node_phase:ndb_restart_phase_seconds:baseline_median"
+                    f"{{{C}, {N}}}"),
+        kit.table_q(f"last_over_time(cluster_node_phase:ndb_restart_phase_seconds:"
+                    f"growth_over_baseline{{{C}, {N}}}[{hold}])"),
+        transformations=[kit.merge(), kit.hide_columns("cluster", "simulated"),
+                         kit.rename({"Value #A": "latest", "Value #B": "median",
+                                     "Value #C": "growth"})], w=12))
     d.with_panel(kit.ts(
         "Phases of the latest restart", "cluster_node_phase:ndb_restart_phase_seconds:"
         "completed: per phase, so a grown phase (e.g. the LCP wait) stands out.", "s",

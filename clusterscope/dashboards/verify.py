@@ -122,7 +122,9 @@ class Runner:
                 yield dict(chosen)
                 return
             var = variables[i]
-            if var.get("multi") and var.get("includeAll"):
+            if var.get("type") == "datasource":  # picks the datasource, not a series
+                options = [var["current"]["value"]]
+            elif var.get("multi") and var.get("includeAll"):
                 options = [var.get("allValue") or ".*"]
             else:
                 options = self.variable_values(var, chosen)
