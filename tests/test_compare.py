@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from clusterscope.analysis.compare import Quantity, collect, compare_samples
+from clusterscope.analysis.compare import Quantity, collect, compare_samples, render_table
 from clusterscope.analysis.periods import Period
 
 T0 = 1_700_000_000  # fixed: the series live in the past, in their own scratch database
@@ -77,7 +77,7 @@ def test_the_cli_prints_the_table_and_json(known_series) -> None:
             "--before", f"{pb.start:.0f}..{pb.end:.0f}", "--after", f"{pa.start:.0f}..{pa.end:.0f}",
             "--quantities", "tests/fixtures/compare_quantities.json"]
     text = subprocess.run(base, capture_output=True, text=True, check=True).stdout
-    assert "worse" in text and "no significant change" in text
+    assert "worse" in text and "no sig. change" in text
     data = json.loads(subprocess.run([*base, "--json"], capture_output=True, text=True,
                                      check=True).stdout)
     verdicts = {(r["key"], r["series"].get("experiment", "")): r["verdict"] for r in data["rows"]}
@@ -127,3 +127,62 @@ def test_a_pinned_baseline_compares_later_and_feeds_the_rules(known_series, tmp_
                               f"{pa.start:.0f}..{pa.end:.0f}", *common],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and "no pinned baseline 'nope'" in missing.stderr
+
+
+# -- events -------------------------------------------------------------------------------
+T2 = 1_700_050_000
+RESTART_T = Quantity("rt", "NDB restarts", "restart total", "test_ev_total_seconds", "s",
+                     "lower", ("node_id",), event="test_ev_done_timestamp_seconds")
+RESTART_P = Quantity("rp", "NDB restarts", "restart phase", "test_ev_phase_seconds", "s",
+                     "lower", ("node_id", "phase"), event="test_ev_done_timestamp_seconds",
+                     aggregate=("for_local_recovery",))
+
+
+@pytest.fixture(scope="module")
+def restarts(scratch_vm):
+    """Three restarts per period, each seen by 12 scrapes; the first period's three take the
+    same 400 s (the distinct-values sampling counted them once); a phase that took 0 s."""
+    lines: list[str] = []
+    totals = {0: [400, 400, 400], 1: [500, 520, 510]}
+    for period, values in totals.items():
+        for i, total in enumerate(values):
+            done = T2 + period * 1000 + i * 200
+            for k in range(12):
+                ts = (done + 5 * k) * 1000
+                lines.append(f'test_ev_done_timestamp_seconds{{node_id="2"}} {done} {ts}')
+                lines.append(f'test_ev_total_seconds{{node_id="2"}} {total} {ts}')
+                for phase, v in (("wait_lcp", total - 100), ("undo", 0),
+                                 ("for_local_recovery", total)):
+                    lines.append(f'test_ev_phase_seconds{{node_id="2",phase="{phase}"}} {v} {ts}')
+    scratch_vm.import_prometheus("\n".join(lines) + "\n")
+    scratch_vm.flush()
+    return scratch_vm, (Period(T2, T2 + 999), Period(T2 + 1000, T2 + 1999))
+
+
+def test_every_event_is_a_sample_even_when_values_repeat(restarts) -> None:
+    vm, (pb, pa) = restarts
+    qs = [RESTART_T, RESTART_P]
+    rows = compare_samples(qs, collect(vm, qs, pb), collect(vm, qs, pa))
+    by = {(r.key, r.series.get("phase", "")): r for r in rows}
+    total = by[("rt", "")]
+    assert (total.before.n, total.after.n) == (3, 3)
+    assert total.before.mean == 400 and total.after.mean == pytest.approx(510)
+    zero = by[("rp", "undo")]  # a phase of 0 s is a 0, not missing
+    assert (zero.before.n, zero.after.n) == (3, 3) and zero.verdict == "no significant change"
+    assert by[("rp", "for_local_recovery")].aggregate
+
+
+def test_the_table_puts_changes_first_fits_120_columns_and_says_no_nan(restarts) -> None:
+    vm, (pb, pa) = restarts
+    qs = [RESTART_T, RESTART_P]
+    rows = compare_samples(qs, collect(vm, qs, pb), collect(vm, qs, pa))
+    text = render_table(rows, "a-very-long-before-label" * 3, "after")
+    body = text.splitlines()
+    assert max(len(line) for line in body) <= 120, text
+    assert "nan" not in text.lower()
+    # changed rows first: the phase that grew 37 % leads, the unchanged 0 s phase follows
+    rows_text = [ln for ln in body if ln.startswith("node 2")]
+    assert rows_text[0].startswith("node 2 wait_lcp") and rows_text[0].endswith("worse"), text
+    assert rows_text.index(next(r for r in rows_text if "undo" in r)) == 1, text
+    assert "for_local_recovery" not in text and "aggregate rows left out" in text
+    assert "(sum) node 2 for_local_recovery" in render_table(rows, "b", "a", show_all=True)

@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -31,20 +32,35 @@ def filled(scratch_vm):
         lines += _samples("loadgen_window_latency_seconds",
                           f'experiment="fk",variant="{var}",quantile="0.95"',
                           [(t, 0.004) for t in ts])
-    for suffix, v in (("", -0.15), ("_lower", -0.2), ("_upper", -0.1)):
-        lines += _samples(f"loadgen_overhead_ratio{suffix}",
-                          'experiment="fk",variant="fk2",baseline="fk0"',
-                          [(t, v) for t in ts])
-    # Two completed restarts of node 2: a 7.6-like one, then a 7.5-like one.
+    pair = 'experiment="fk",variant="fk2",baseline="fk0"'
+    # the first pairs' interval is wide (-300 %..+200 %): the band waits for 5 pairs
+    for suffix, v, early in (("", -0.15, -0.5), ("_lower", -0.2, -3.0), ("_upper", -0.1, 2.0)):
+        lines += _samples(f"loadgen_overhead_ratio{suffix}", pair,
+                          [(t, early if i < 24 else v) for i, t in enumerate(ts)])
+    lines += _samples("loadgen_overhead_pairs", pair, [(t, 1 + i // 6) for i, t in enumerate(ts)])
+    # Three completed restarts of node 2: two 7.6-like ones of the same 409 s, then a
+    # 7.5-like one; each restart in progress (status 12) in between has no total yet.
     sim = 'cluster="lab-ndb",simulated="true",node_id="2"'
-    first, second = ts[:60], ts[60:]
-    lines += _samples("ndb_restart_status", sim, [(t, 19) for t in ts])  # completed
-    lines += _samples("ndb_restart_total_seconds", sim,
-                      [(t, 409) for t in first] + [(t, 1151) for t in second])
-    for phase, a, b in (("restore_fragments", 135, 111), ("exec_redo_log", 35, 51),
-                        ("index_rebuild", 77, 124), ("wait_lcp_for_restart", 128, 828)):
-        lines += _samples("ndb_restart_phase_seconds", f'{sim},phase="{phase}"',
-                          [(t, a) for t in first] + [(t, b) for t in second])
+    done = {0: 409, 40: 409, 80: 1151}  # sample index of each completion -> total
+    status, total, stamp, phases = [], [], [], defaultdict(list)
+    current = None
+    for i, t in enumerate(ts):
+        if i in done:
+            current = (t, done[i])
+        in_progress = any(c - 10 <= i < c for c in done if c)
+        status.append((t, 12 if in_progress else 19))
+        stamp.append((t, current[0]))
+        if not in_progress:
+            total.append((t, current[1]))
+        for phase, a, b in (("restore_fragments", 135, 111), ("exec_redo_log", 35, 51),
+                            ("index_rebuild", 77, 124), ("wait_lcp_for_restart", 128, 828),
+                            ("for_local_recovery", 247, 286)):  # sums the first three
+            phases[phase].append((t, a if current[1] == 409 else b))
+    lines += _samples("ndb_restart_status", sim, status)
+    lines += _samples("ndb_restart_total_seconds", sim, total)
+    lines += _samples("ndb_restart_last_completed_timestamp_seconds", sim, stamp)
+    for phase, points in phases.items():
+        lines += _samples("ndb_restart_phase_seconds", f'{sim},phase="{phase}"', points)
     lines += _samples("ndb_thread_cpu_percent",
                       f'{sim},thr_no="1",thread_name="ldm",mode="exec"',
                       [(t, 40 + i % 5) for i, t in enumerate(ts)])
@@ -65,9 +81,9 @@ def test_the_report_shows_each_section_and_marks_simulated_figures(filled) -> No
     assert page.count("<svg") >= 6
     ndb = page[page.index("<h2>NDB restarts"):page.index("<h2>Galera")]
     assert "SIMULATED" in ndb.split("</h2>")[0], "the NDB heading must say it is simulated"
-    # both completed restarts appear as phase breakdowns, with their totals
-    assert len(re.findall(r"node 2 @ \d\d:\d\d:\d\d", ndb)) == 2
-    assert "409 s" in ndb and "1,151 s" in ndb
+    # every completed restart appears as a phase breakdown, with its total
+    assert len(re.findall(r"node 2 @ \d\d:\d\d:\d\d", ndb)) == 3
+    assert ndb.count(">409 s<") == 2 and ">1,151 s<" in ndb
     galera = page[page.index("<h2>Galera"):]
     assert "SIMULATED" not in galera.split("</h2>")[0]
     assert "<td>node3</td><td>ist</td><td>ist</td><td>node1</td><td>8.5 s</td>" in galera
@@ -90,3 +106,64 @@ def test_the_report_renders_in_headless_chromium(filled, artifacts: Path) -> Non
     assert any("clusterscope-report-rendered svg=" in ln for ln in console), proc.stderr[-2000:]
     assert not [ln for ln in console if "Uncaught" in ln or "Error" in ln], console
     assert shot.exists() and shot.stat().st_size > 20_000
+
+
+def test_each_restart_bar_ends_at_its_total(filled) -> None:
+    vm, period = filled
+    bars = report.restart_breakdown(vm, period)
+    assert [round(sum(v for _, v in segs)) for _, segs in bars] == [409, 409, 1151]
+    assert all("for_local_recovery" not in dict(segs) for _, segs in bars)
+
+
+def tick_labels(chart: str) -> list[str]:
+    return re.findall(r'class="tick" text-anchor="end">([^<]*)</text>', chart)
+
+
+def test_axes_of_non_negative_quantities_never_go_below_zero(filled) -> None:
+    vm, period = filled
+    page = report.build(vm, period)
+    charts = re.findall(r"<svg.*?</svg>", page, re.S)
+    for chart in charts:
+        title = re.search(r'class="title">([^<]*)<', chart).group(1)
+        ticks = tick_labels(chart)
+        if "overhead" in title:  # an overhead can be negative (the variant is faster)
+            continue
+        assert ticks and not [t for t in ticks if t.startswith("-")], (title, ticks)
+
+
+def test_the_overhead_band_starts_once_enough_pairs_stand_behind_it(filled) -> None:
+    vm, period = filled
+    lines = report._lines(vm, "loadgen_overhead_ratio", period, "{experiment}/{variant}", 100.0,
+                          (f"loadgen_overhead_ratio_lower and on(experiment, variant, baseline)"
+                           f" loadgen_overhead_pairs >= {report.MIN_BAND_PAIRS}",
+                           f"loadgen_overhead_ratio_upper and on(experiment, variant, baseline)"
+                           f" loadgen_overhead_pairs >= {report.MIN_BAND_PAIRS}"))
+    band = lines[0].band
+    assert band and min(lo for _, lo, _ in band) > -100  # the -300 % start is not drawn
+    assert band[0][0] >= T1 + 5 * 6 * (report.MIN_BAND_PAIRS - 1)
+
+
+def test_restart_totals_leave_a_gap_while_a_restart_runs(filled) -> None:
+    vm, period = filled
+    chart = next(c for c in re.findall(r"<svg.*?</svg>", report.build(vm, period), re.S)
+                 if "restart total seconds" in c)
+    assert chart.count("<polyline") == 3  # three completed stretches, no line to 0 between
+
+
+def test_phases_get_distinct_colours() -> None:
+    from clusterscope.analysis import svg
+    names = [f"phase_{i}" for i in range(19)]
+    chart = svg.stacked_bars([("r", [(n, 1.0) for n in names])], "t")
+    fills = re.findall(r'<rect x="[\d.]+" y="\d+" width="10" height="10" fill="([^"]+)"', chart)
+    assert len(fills) == 19 and len(set(fills)) == 19
+
+
+def test_a_series_that_touches_zero_has_no_negative_tick() -> None:
+    from clusterscope.analysis import svg
+    chart = svg.line_chart([svg.Line("cpu", [(T1 + i, float(v)) for i, v in
+                                             enumerate([0, 5, 10, 3, 0])])], "cpu", "%")
+    assert tick_labels(chart)[0] == "0%" and not [t for t in tick_labels(chart) if "-" in t]
+    # an overhead may be negative: its axis follows the data
+    both = svg.line_chart([svg.Line("o", [(T1, -20.0), (T1 + 1, 10.0)])], "o", "%",
+                          nonneg=False)
+    assert tick_labels(both)[0].startswith("-")

@@ -24,6 +24,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--after", required=True, help="START..END")
     c.add_argument("--experiment", help="only this loadgen experiment")
     c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.add_argument("--all", action="store_true", dest="show_all",
+                   help="also the aggregate rows (a restart phase that sums others)")
     _common(c)
     c.set_defaults(func=cmd_compare)
 
@@ -65,8 +67,9 @@ def _quantities(args: argparse.Namespace) -> list[compare.Quantity]:
     else:
         names = {f.name for f in fields(compare.Quantity)}
         items = json.loads(Path(args.quantities).read_text())
-        quantities = [compare.Quantity(**{k: (tuple(v) if k == "by" else v) for k, v in item.items()
-                                      if k in names}) for item in items]
+        quantities = [compare.Quantity(**{k: (tuple(v) if k in ("by", "aggregate") else v)
+                                          for k, v in item.items() if k in names})
+                      for item in items]
     if getattr(args, "only", None):
         wanted = {n.strip() for n in args.only.split(",") if n.strip()}
         unknown = wanted - {q.key for q in quantities}
@@ -111,7 +114,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(json.dumps({"before": before_label, "after": str(after_p),
                           "rows": compare.rows_json(rows)}, indent=1))
     else:
-        print(compare.render_table(rows, before_label, str(after_p)) if rows else
+        print(compare.render_table(rows, before_label, str(after_p), show_all=args.show_all)
+              if rows else
               "compare: no data in either period")
     return 0
 

@@ -1,8 +1,11 @@
 """Before/after comparison of what the stack measures, with 95% intervals and a verdict.
 
-Each quantity is a gauge that changes once per event it describes (a loadgen window, an
-A/B pair, a completed restart, a recovery). Its distinct values inside a period are the
-samples; the two periods' samples are compared with Welch's t interval.
+Each quantity is a gauge set once per event it describes (a loadgen window, an A/B pair, a
+completed restart, a recovery). An event is a change of the quantity's event series (the
+window's end time, the pair's round number, the restart's completion time, the recovery's
+end time); the quantity's value at each event is one sample, so three restarts with the
+same total count three times and a phase that took 0 s counts as a 0. The two periods'
+samples are compared with Welch's t interval.
 """
 
 from __future__ import annotations
@@ -29,9 +32,14 @@ class Quantity:
     by: tuple[str, ...]  # the labels that name a row
     simulated: bool = False
     experiment_filter: bool = False
-    # None: samples are the gauge's distinct values (one per event). A number: the series
-    # is sampled at that step and every point counts (for continuous signals like CPU).
+    # A number: the series is sampled at that step and every point counts (continuous
+    # signals like CPU). None: one sample per event (see `event`).
     step: float | None = None
+    # PromQL for the series whose change marks an event, matched to the quantity's series
+    # on the labels both have. None: the quantity's own distinct values are the events
+    # (only right when two events never set the same value).
+    event: str | None = None
+    aggregate: tuple[str, ...] = ()  # `by` values that sum others (e.g. for_local_recovery)
 
 
 @dataclass
@@ -46,6 +54,7 @@ class Row:
     after: Summary
     difference: Difference
     verdict: str
+    aggregate: bool = False  # sums other rows (an aggregate restart phase)
 
     @property
     def relative(self) -> float:
@@ -83,6 +92,55 @@ def distinct_values(values: list[tuple[float, str]], since: float = -math.inf) -
 LOOKBEHIND = 300.0
 
 
+def event_times(values: list[tuple[float, str]], since: float, query_start: float,
+                step: float) -> list[float]:
+    """When an event series changed (or first appeared after the query's start) at or
+    after `since`. A gap with the same value afterwards (an exporter restart) is no event."""
+    out: list[float] = []
+    last: str | None = None
+    for i, (t, raw) in enumerate(values):
+        t = float(t)
+        appeared = i == 0 and t > query_start + step
+        if (raw != last and last is not None) or appeared:
+            if t >= since:
+                out.append(t)
+        last = raw
+    return out
+
+
+def _labels(metric: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in metric.items() if k != "__name__"}
+
+
+def _matches(a: dict[str, str], b: dict[str, str]) -> bool:
+    return all(a[k] == b[k] for k in a.keys() & b.keys())
+
+
+def value_at(values: list[tuple[float, str]], t: float, within: float) -> float | None:
+    """The first non-NaN value at or after t, no later than t + within."""
+    for ts, raw in values:
+        ts = float(ts)
+        if t <= ts <= t + within and raw != "NaN":
+            return float(raw)
+    return None
+
+
+def event_samples(series: list[dict], events: list[dict], period: Period, query_start: float,
+                  step: float) -> dict[tuple[tuple[str, str], ...], list[tuple[dict, float]]]:
+    """For each event series' change, the value of every matching quantity series then."""
+    out: dict = {}
+    for ev in events:
+        ev_labels = _labels(ev["metric"])
+        for t in event_times(ev["values"], period.start, query_start, step):
+            for r in series:
+                if not _matches(ev_labels, _labels(r["metric"])):
+                    continue
+                v = value_at(r["values"], t, within=max(30.0, 6 * step))
+                if v is not None and not math.isnan(v):
+                    out.setdefault(id(r), (r["metric"], []))[1].append(v)
+    return {k: v for k, v in out.items()}
+
+
 def collect(vm: VM, quantities: Iterable[Quantity], period: Period,
             experiment: str | None = None) -> Samples:
     fine = max(1.0, (period.end - period.start) / 10000)
@@ -92,11 +150,19 @@ def collect(vm: VM, quantities: Iterable[Quantity], period: Period,
         expr = q.expr.replace("{experiment}", matcher).replace(",}", "}").replace("{,", "{")
         per_series: dict[tuple[tuple[str, str], ...], list[float]] = {}
         start = period.start - (0.0 if q.step else LOOKBEHIND)
-        for r in vm.query_range(expr, start, period.end, q.step or fine):
-            key = series_key(r["metric"], q.by)
-            values = ([float(v) for _, v in r["values"] if v != "NaN"] if q.step
-                      else distinct_values(r["values"], since=period.start))
-            per_series.setdefault(key, []).extend(values)
+        result = vm.query_range(expr, start, period.end, q.step or fine)
+        if q.event and not q.step:
+            events = vm.query_range(q.event, start, period.end, fine)
+            for metric, values in event_samples(result, events, period, start, fine).values():
+                per_series.setdefault(series_key(metric, q.by), []).extend(values)
+            for r in result:  # a series without events in the period still names its row
+                per_series.setdefault(series_key(r["metric"], q.by), [])
+        else:
+            for r in result:
+                key = series_key(r["metric"], q.by)
+                values = ([float(v) for _, v in r["values"] if v != "NaN"] if q.step
+                          else distinct_values(r["values"], since=period.start))
+                per_series.setdefault(key, []).extend(values)
         samples[q.key] = per_series
     return samples
 
@@ -105,7 +171,7 @@ def verdict(q: Quantity, before: Summary, after: Summary, d: Difference) -> str:
     if before.n == 0 or after.n == 0:
         return "no data" if before.n == after.n == 0 else "only one period has data"
     if math.isnan(d.low):
-        return "too few samples for an interval"
+        return "too few samples"
     if not d.significant:
         return "no significant change"
     up_is_good = q.better == "higher"
@@ -122,8 +188,9 @@ def compare_samples(quantities: Iterable[Quantity], before: Samples, after: Samp
             if sb.n == 0 and sa.n == 0:
                 continue  # seen only outside both periods' events: nothing to say
             d = welch(sb, sa, confidence)
+            aggregate = any(v in q.aggregate for _, v in key)
             rows.append(Row(q.key, q.group, q.title, dict(key), q.unit, q.simulated, sb, sa, d,
-                            verdict(q, sb, sa, d)))
+                            verdict(q, sb, sa, d), aggregate))
     return rows
 
 
@@ -140,6 +207,8 @@ def _num(v: float, unit: str) -> str:
 
 def _diff(row: Row) -> str:
     d = row.difference
+    if row.before.n == 0 or row.after.n == 0 or math.isnan(d.diff):
+        return "-"
     if row.unit == "ratio":  # differences of ratios are percentage points
         base = f"{d.diff * 100:+.1f} pp"
         ci = "" if math.isnan(d.low) else f" [{d.low * 100:+.1f}, {d.high * 100:+.1f}]"
@@ -153,30 +222,79 @@ def _diff(row: Row) -> str:
 def _cell(s: Summary, unit: str) -> str:
     if s.n == 0:
         return "-"
-    sd = "" if math.isnan(s.sd) else f" ±{_num(s.sd, unit).lstrip('+')}"
+    sd = "" if math.isnan(s.sd) else f" ±{_num(s.sd, '').lstrip('+')}"
+    if unit == "ratio" and sd:
+        sd = f" ±{s.sd * 100:.1f}"
     return f"{_num(s.mean, unit)}{sd} (n={s.n})"
 
 
-def render_table(rows: list[Row], before_label: str, after_label: str) -> str:
-    header = ("quantity", "series", f"before {before_label}", f"after {after_label}",
-              "after-before [95% CI]", "verdict")
-    table: list[tuple[str, ...]] = []
-    group = None
-    lines: list[str] = []
-    for r in rows:
-        if r.group != group:
-            group = r.group
-            table.append((f"== {group}" + (" (SIMULATED NDB)" if r.simulated else ""),
-                          "", "", "", "", ""))
-        series = ",".join(f"{k}={v}" for k, v in r.series.items() if v)
-        table.append((r.title, series, _cell(r.before, r.unit), _cell(r.after, r.unit),
-                      _diff(r), r.verdict))
-    widths = [max(len(str(row[i])) for row in [header, *table]) for i in range(len(header))]
+VERDICT_ORDER = {"worse": 0, "better": 1, "no significant change": 2, "too few samples": 3,
+                 "only one period has data": 4, "no data": 5}
+SHORT_VERDICT = {"no significant change": "no sig. change",
+                 "only one period has data": "one period only"}
+TABLE_WIDTH = 120
+
+
+def _rank(r: Row) -> tuple:
+    change = r.difference.diff if r.unit == "ratio" else r.relative
+    return (VERDICT_ORDER.get(r.verdict, 9), -abs(change) if math.isfinite(change) else 0.0)
+
+
+def ranked(rows: list[Row]) -> list[list[Row]]:
+    """Rows grouped by quantity, each group changed rows first (verdict, then size of the
+    change), the groups in the order of their most telling row."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in sorted(rows, key=_rank):
+        groups.setdefault((r.group, r.title), []).append(r)
+    return list(groups.values())
+
+
+def _series(labels: dict[str, str]) -> str:
+    """A row's labels, short: the cluster is the same on every row of a comparison."""
+    short = {"node_id": "node {}", "node": "node {}", "phase": "{}", "baseline": "vs {}"}
+    return " ".join(short.get(k, f"{k}={{}}").format(v) for k, v in labels.items()
+                    if v and k != "cluster")
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "~"
+
+
+def render_table(rows: list[Row], before_label: str, after_label: str, *,
+                 show_all: bool = False, width: int = TABLE_WIDTH) -> str:
+    """The comparison as text, no wider than `width` columns: one block per quantity, the
+    rows that changed first. Aggregate rows (a phase summing others) only with show_all."""
+    header = ("series", "before", "after", "after-before [95% CI]", "verdict")
+    blocks: list[tuple[str, list[tuple[str, ...]]]] = []
+    hidden = 0
+    for group in ranked(rows):
+        shown = [r for r in group if show_all or not r.aggregate]
+        hidden += len(group) - len(shown)
+        if not shown:
+            continue
+        r0 = shown[0]
+        title = f"== {r0.group}: {r0.title}" + (" (SIMULATED NDB)" if r0.simulated else "")
+        # the cluster is the same on every row of a comparison
+        cells = [(("(sum) " if r.aggregate else "") + _series(r.series),
+                  _cell(r.before, r.unit), _cell(r.after, r.unit), _diff(r),
+                  SHORT_VERDICT.get(r.verdict, r.verdict)) for r in shown]
+        blocks.append((title, cells))
+    every = [header, *(c for _, cells in blocks for c in cells)]
+    widths = [max(len(row[i]) for row in every) for i in range(len(header))]
+    room = width - sum(widths[1:]) - 2 * (len(widths) - 1)
+    widths[0] = max(12, min(widths[0], room))  # the series names give way first
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines.append(fmt.format(*header))
-    lines.append("  ".join("-" * w for w in widths))
-    lines.extend(fmt.format(*row) for row in table)
-    return "\n".join(lines)
+    lines = [f"before {before_label}", f"after  {after_label}", "",
+             fmt.format(*header).rstrip(), "  ".join("-" * w for w in widths)]
+    for title, cells in blocks:
+        lines.append(_fit(title, width))
+        lines.extend(_fit(fmt.format(*(_fit(c, w) for c, w in zip(row, widths, strict=True))
+                                     ).rstrip(), width) for row in cells)
+    if hidden:
+        lines.append(f"({hidden} aggregate rows left out; --all shows them)")
+    elif any(r.aggregate for r in rows):
+        lines.append("(sum): an aggregate of other rows (e.g. for_local_recovery)")
+    return "\n".join(_fit(line, width) for line in lines)
 
 
 def rows_json(rows: list[Row]) -> list[dict]:

@@ -8,8 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf"]
+# 20 distinct colours (matplotlib's tab20: each tab10 hue and its light tint), enough for
+# every restart_info phase without two phases sharing one; order: the strong hues first
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
+           "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]
 
 
 @dataclass
@@ -45,20 +48,43 @@ def _fmt(v: float) -> str:
     return f"{v:.2f}".rstrip("0").rstrip(".") if v else "0"
 
 
+def y_range(values: Sequence[float], nonneg: bool) -> list[float]:
+    """The ticks of a value axis: padded around the data, never below 0 for a quantity
+    that cannot be negative (seconds, CPU, latency, throughput)."""
+    v0, v1 = min(values), max(values)
+    pad = (v1 - v0) * 0.08 or abs(v1) * 0.1 or 1.0
+    lo = v0 - pad
+    if nonneg and v0 >= 0:
+        lo = max(0.0, lo)
+    return _nice_ticks(lo, v1 + pad)
+
+
+def _segments(points: list[tuple[float, float]], gap: float) -> list[list[tuple[float, float]]]:
+    """Split a line where samples are missing for longer than `gap`: no data is drawn as a
+    gap, not as a straight line across it."""
+    out: list[list[tuple[float, float]]] = []
+    for p in points:
+        if not out or p[0] - out[-1][-1][0] > gap:
+            out.append([])
+        out[-1].append(p)
+    return out
+
+
 def line_chart(lines: Sequence[Line], title: str, unit: str = "", width: int = 720,
-               height: int = 260, reference: float | None = None) -> str:
+               height: int = 260, reference: float | None = None, nonneg: bool = True,
+               gap: float | None = None) -> str:
     pts = [p for ln in lines for p in ln.points] + [(t, v) for ln in lines
                                                      for t, lo, hi in ln.band for v in (lo, hi)]
     if not pts:
         return f'<p class="empty">{_esc(title)}: no data in this period</p>'
-    left, right, top, bottom = 60, 150, 28, 30
     t0, t1 = min(p[0] for p in pts), max(p[0] for p in pts)
     vals = [p[1] for p in pts if math.isfinite(p[1])] + ([reference] if reference is not None
                                                           else [])
-    v0, v1 = min(vals), max(vals)
-    pad = (v1 - v0) * 0.08 or abs(v1) * 0.1 or 1.0
-    ticks = _nice_ticks(v0 - pad, v1 + pad)
+    ticks = y_range(vals, nonneg)
     v0, v1 = ticks[0], ticks[-1]
+    # room for the longest tick label (e.g. "10,000 tps"), so none is cut at the edge
+    left = 14 + 7 * max(len(f"{_fmt(tv)}{unit}") for tv in ticks)
+    right, top, bottom = 150, 28, 30
     t1 = t1 if t1 > t0 else t0 + 1
     pw, ph = width - left - right, height - top - bottom
 
@@ -90,10 +116,12 @@ def line_chart(lines: Sequence[Line], title: str, unit: str = "", width: int = 7
             upper = " ".join(f"{x(t):.1f},{y(hi):.1f}" for t, _, hi in ln.band)
             lower = " ".join(f"{x(t):.1f},{y(lo):.1f}" for t, lo, _ in reversed(ln.band))
             out.append(f'<polygon points="{upper} {lower}" fill="{color}" opacity="0.18"/>')
-        if len(ln.points) > 1:
-            path = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in ln.points)
-            out.append(f'<polyline points="{path}" fill="none" stroke="{color}" '
-                       'stroke-width="1.8"/>')
+        step = gap or _typical_step(ln.points)
+        for seg in _segments(ln.points, 3 * step) if step else [ln.points]:
+            if len(seg) > 1:
+                path = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in seg)
+                out.append(f'<polyline points="{path}" fill="none" stroke="{color}" '
+                           'stroke-width="1.8"/>')
         for t, v in ln.points if len(ln.points) <= 40 else ():
             out.append(f'<circle cx="{x(t):.1f}" cy="{y(v):.1f}" r="2.5" fill="{color}"/>')
         ly = top + 14 * i + 8
@@ -104,13 +132,20 @@ def line_chart(lines: Sequence[Line], title: str, unit: str = "", width: int = 7
     return "\n".join(out)
 
 
+def _typical_step(points: list[tuple[float, float]]) -> float:
+    steps = sorted(b[0] - a[0] for a, b in zip(points, points[1:], strict=False))
+    return steps[len(steps) // 2] if steps else 0.0
+
+
 def stacked_bars(rows: Sequence[tuple[str, Sequence[tuple[str, float]]]], title: str,
                  unit: str = "s", width: int = 760) -> str:
     """One horizontal bar per row, split into named segments (e.g. restart phases)."""
     if not rows:
         return f'<p class="empty">{_esc(title)}: no data in this period</p>'
     names = list(dict.fromkeys(n for _, segs in rows for n, _ in segs))
-    colors = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
+    if len(names) > len(PALETTE):
+        raise ValueError(f"{title}: {len(names)} segments, {len(PALETTE)} distinct colours")
+    colors = {n: PALETTE[i] for i, n in enumerate(names)}
     left, top, bar_h, gap = 170, 28, 22, 10
     legend_h = 16 * math.ceil(len(names) / 3)
     height = top + len(rows) * (bar_h + gap) + legend_h + 20
