@@ -22,6 +22,7 @@ from clusterscope import gotools, paths
 from clusterscope.deploy import compose as compose_config
 from clusterscope.deploy import dockerfile_lint
 from clusterscope.lab import galera, monitoring
+from clusterscope.rules import alertmanager
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "compose"
@@ -32,16 +33,20 @@ SECRETS = ["ndbinfo_exporter.my.cnf", "mysqld_exporter.my.cnf", "loadgen.my.cnf"
            "lab_exporter_password", "lab_loadgen_password", "lab_galera_sst.cnf",
            "loki_s3_secret_key"]
 LAB_SERVICES = {"ndb-mgmd", "ndb-data1", "ndb-data2", "ndb-sql",
-                "galera-node1", "galera-node2", "galera-node3"}
+                "galera-node1", "galera-node2", "galera-node3", "galera-logs-init"}
+# one-shot services: they run to completion, so no healthcheck and no restart
+ONE_SHOT = {"galera-logs-init"}
 
 
 @pytest.fixture(scope="module")
 def secrets_dir(tmp_path_factory) -> Path:
-    """Secret files as a user creates them (outside the repository, mode 0600)."""
+    """Secret files as the README tells users to create them (0700 directory, 0644 files;
+    tests/test_compose_contract.py shows why)."""
     d = tmp_path_factory.mktemp("secrets")
+    d.chmod(0o700)
     for name in SECRETS:
         (d / name).write_text("placeholder\n")
-        (d / name).chmod(0o600)
+        (d / name).chmod(0o644)
     return d
 
 
@@ -54,8 +59,9 @@ def run_config(secrets_dir: Path, *args: str, files: tuple[Path, ...] = (BASE,),
     argv += ["--env-file", str(env_file), "--project-directory", str(COMPOSE),
              *args, "config", "--format", "json"]
     # only what the test sets: no stray COMPOSE_* or .env of the machine running it
+    # CLUSTER_LOG_GID has no example value: each host has its own log group (here: 27)
     run_env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"),
-               "SECRETS_DIR": str(secrets_dir), **(env or {})}
+               "SECRETS_DIR": str(secrets_dir), "CLUSTER_LOG_GID": "27", **(env or {})}
     proc = subprocess.run(argv, capture_output=True, text=True, env=run_env, timeout=120)
     if check:
         assert proc.returncode == 0, proc.stderr
@@ -100,6 +106,26 @@ def test_profiles_select_the_services(models) -> None:
     assert grafana["environment"]["CLUSTERSCOPE_PROMETHEUS_URL"].startswith("http://vmselect")
 
 
+def test_scale_scrapes_what_runs_and_alerts_as_promptly(models) -> None:
+    scale = models["scale"]["services"]
+    # vmagent's scrape config names no service that is absent in scale mode, and
+    # scrapes every VictoriaMetrics cluster component
+    mount = next(v for v in scale["vmagent"]["volumes"]
+                 if v.get("target") == "/etc/clusterscope/scrape.yml")
+    cfg = yaml.safe_load(Path(mount["source"]).read_text())
+    hosts = {t.split(":")[0] for job in cfg["scrape_configs"]
+             for sc in job["static_configs"] for t in sc["targets"]}
+    assert "victoria-metrics" not in hosts
+    assert {"vmagent", "vminsert", "vmselect", "vmstorage-1", "vmstorage-2"} <= hosts
+    assert hosts - {"%{GALERA_NODE1_ADDRESS}", "%{GALERA_NODE2_ADDRESS}",
+                    "%{GALERA_NODE3_ADDRESS}"} <= set(scale)
+    # the override replaces vmalert's command: the evaluation delay and links stay
+    for model in ("default", "scale"):
+        command = models[model]["services"]["vmalert"]["command"]
+        assert "-rule.evalDelay=1s" in command, model
+        assert any(a.startswith("-external.url=") and "3000" in a for a in command), model
+
+
 @pytest.mark.parametrize("model", ["default", "lab", "scale"])
 def test_every_service_is_pinned_healthchecked_and_restarted(models, model) -> None:
     for name, svc in models[model]["services"].items():
@@ -110,6 +136,9 @@ def test_every_service_is_pinned_healthchecked_and_restarted(models, model) -> N
             tag = image.rpartition(":")[2]
             assert ":" in image and tag not in ("", "latest") and "/" not in tag, (name, image)
         hc = svc.get("healthcheck") or {}
+        if name in ONE_SHOT:
+            assert svc.get("restart", "no") == "no" and not hc.get("test"), name
+            continue
         assert hc.get("test") and not hc.get("disable"), f"{name} has no healthcheck"
         assert svc.get("restart") == "unless-stopped", name
 
@@ -133,17 +162,22 @@ def test_grafana_password_has_no_default(models, secrets_dir, tmp_path) -> None:
     assert grafana["environment"]["GF_SECURITY_ADMIN_PASSWORD__FILE"] \
         == "/run/secrets/grafana_admin_password"
     assert "GF_SECURITY_ADMIN_PASSWORD" not in grafana["environment"]
-    # an empty secret stops Grafana before it could fall back to its built-in password
-    assert "test -s /run/secrets/grafana_admin_password" in " ".join(grafana["entrypoint"])
+    # an empty or unreadable secret stops Grafana before it could fall back to its
+    # built-in password (test_compose_contract runs this guard as uid 472)
+    guard = " ".join(grafana["entrypoint"])
+    assert "$(cat /run/secrets/grafana_admin_password)" in guard and "exec /run.sh" in guard
     # without a password file in .env, Compose refuses the project
     proc = config_without("GRAFANA_ADMIN_PASSWORD_FILE", secrets_dir, tmp_path)
     assert proc.returncode != 0 and "GRAFANA_ADMIN_PASSWORD_FILE" in proc.stderr, proc.stderr
 
 
-def test_a_missing_setting_is_named(secrets_dir, tmp_path) -> None:
-    proc = config_without("GALERA_NODE2_ADDRESS", secrets_dir, tmp_path)
+@pytest.mark.parametrize("setting", ["GALERA_NODE2_ADDRESS", "CLUSTER_LOG_GID"])
+def test_a_missing_setting_is_named(secrets_dir, tmp_path, setting: str) -> None:
+    proc = config_without(setting, secrets_dir, tmp_path)
+    if setting == "CLUSTER_LOG_GID":  # not in .env.example: the run's own environment
+        proc = run_config(secrets_dir, env={"CLUSTER_LOG_GID": ""}, check=False)
     assert proc.returncode != 0
-    assert "set GALERA_NODE2_ADDRESS in .env" in proc.stderr
+    assert f"set {setting} in .env" in proc.stderr
 
 
 def test_secrets_are_files_outside_the_images_and_argv(models, secrets_dir) -> None:
@@ -208,7 +242,7 @@ def test_log_volumes_of_the_lab_profile_are_shared(secrets_dir) -> None:
     assert source("galera-node1", "/var/log/mysql") == "galera-logs"
     assert source("alloy", "/var/log/cluster/ndb") == "ndb-logs"
     assert source("ndb-mgmd", "/var/lib/mysql-cluster") == "ndb-logs"
-    assert s["galera-tracker"]["group_add"] == ["10001"]  # .env.example; the lab uses 999
+    assert s["galera-tracker"]["group_add"] == ["27"]  # the host's log group
     tracker_logs = [a for a in s["galera-tracker"]["command"] if a.startswith("--log=")]
     assert tracker_logs == [f"--log=node{n}=/var/log/cluster/galera/staging-galera/node{n}.err"
                             for n in (1, 2, 3)]
@@ -218,13 +252,14 @@ def test_log_volumes_of_the_lab_profile_are_shared(secrets_dir) -> None:
 def test_scrape_config_passes_victoriametrics_dry_run(tmp_path) -> None:
     env = {**os.environ, "NDB_CLUSTER_NAME": "n", "GALERA_CLUSTER_NAME": "g",
            **{f"GALERA_NODE{n}_ADDRESS": f"h{n}:3306" for n in (1, 2, 3)}}
-    ok = subprocess.run(["victoria-metrics", f"-promscrape.config={COMPOSE}/config/scrape.yml",
+    vm = str(gotools.build(gotools.TOOLS["victoria-metrics"]))  # the release compose pins
+    ok = subprocess.run([vm, f"-promscrape.config={COMPOSE}/config/scrape.yml",
                          "-dryRun"], capture_output=True, text=True, env=env, timeout=60)
     assert ok.returncode == 0, ok.stderr
     broken = tmp_path / "scrape.yml"
     broken.write_text((COMPOSE / "config/scrape.yml").read_text()
                       .replace("metrics_path: /probe", "metrics_paths: /probe"))
-    bad = subprocess.run(["victoria-metrics", f"-promscrape.config={broken}", "-dryRun"],
+    bad = subprocess.run([vm, f"-promscrape.config={broken}", "-dryRun"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode != 0 and "metrics_paths" in bad.stderr  # the check can fail
     jobs = {j["job_name"] for j in yaml.safe_load(broken.read_text())["scrape_configs"]}
@@ -238,7 +273,9 @@ def test_alertmanager_config_passes_the_pinned_amtool(models) -> None:
     proc = subprocess.run([str(amtool), "check-config", str(COMPOSE / "config/alertmanager.yml")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert " - 1 receivers" in proc.stdout
+    # default, critical and the Watchdog's heartbeat; causes inhibiting their symptoms
+    assert " - 3 receivers" in proc.stdout
+    assert f" - {len(alertmanager.INHIBIT)} inhibit rules" in proc.stdout
 
 
 @pytest.mark.parametrize("name,args", [("loki.yml", []),

@@ -81,7 +81,9 @@ def scrape_config(galera_nodes: int = GALERA_NODES) -> dict:
         _job(scrape.NDB["job"], "ndbinfo-exporter", ndb_labels, scrape.NDB["path"]),
         galera_job,
         _job("galera_tracker", "galera-tracker", galera_cluster),
-        _job("loadgen", "loadgen", galera_cluster),
+        # the loadgen labels its series with the cluster it drives (--cluster): an NDB
+        # loadgen must not be filed under the Galera cluster, so no target label here
+        _job("loadgen", "loadgen"),
         _job("victoriametrics", "victoria-metrics"),
         _job("vmalert", "vmalert"),
         _job("alertmanager", "alertmanager"),
@@ -90,6 +92,29 @@ def scrape_config(galera_nodes: int = GALERA_NODES) -> dict:
     return {"global": {"scrape_interval": scrape.SCRAPE_INTERVAL,
                        "scrape_timeout": scrape.SCRAPE_TIMEOUT},
             "scrape_configs": jobs}
+
+
+# The scale-out override's VictoriaMetrics cluster: each component serves its own /metrics
+# on its HTTP port (docs.victoriametrics.com/cluster-victoriametrics: vminsert 8480,
+# vmselect 8481, vmstorage 8482; vmagent -httpListenAddr=:8429 in docker-compose.scale.yml).
+SCALE_VM = {"vmagent": ["vmagent:8429"], "vminsert": ["vminsert:8480"],
+            "vmselect": ["vmselect:8481"],
+            "vmstorage": ["vmstorage-1:8482", "vmstorage-2:8482"]}
+
+
+def scale_scrape_config(galera_nodes: int = GALERA_NODES) -> dict:
+    """scrape.yml for docker-compose.scale.yml: the single-node victoria-metrics is not
+    running there, so its target would be down for good; the cluster's components are
+    scraped instead, one `component` label each, under the same job name."""
+    cfg = scrape_config(galera_nodes)
+    jobs = []
+    for job in cfg["scrape_configs"]:
+        if job["job_name"] == "victoriametrics":
+            job = {"job_name": "victoriametrics", "metrics_path": "/metrics",
+                   "static_configs": [{"targets": targets, "labels": {"component": name}}
+                                      for name, targets in SCALE_VM.items()]}
+        jobs.append(job)
+    return {**cfg, "scrape_configs": jobs}
 
 
 def alertmanager_config() -> dict:
@@ -169,6 +194,7 @@ def files(galera_nodes: int = GALERA_NODES) -> dict[Path, str]:
         return HEADER + yaml.dump(d, Dumper=_NoAliases, sort_keys=False, width=100)
     return {
         OUT / "scrape.yml": dump(scrape_config(galera_nodes)),
+        OUT / "scrape-scale.yml": dump(scale_scrape_config(galera_nodes)),
         OUT / "alertmanager.yml": dump(alertmanager_config()),
         OUT / "loki.yml": dump(loki_config()),
         OUT / "loki-scalable.yml": dump(loki_scalable_config()),

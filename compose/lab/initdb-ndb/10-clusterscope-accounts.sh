@@ -2,7 +2,10 @@
 # Runs once, when ndb-sql starts on an empty datadir (the image's entrypoint runs it against
 # its temporary server after setting the root password). Passwords come from the Compose
 # secrets, never from argv: the client reads MYSQL_PWD.
-set -eu
+#
+# Oracle's entrypoint *sources* this file (mysql/mysql-docker mysql-cluster/8.4/
+# docker-entrypoint.sh: `. "$f"`) inside its own `set -e` shell: no `set -u` here (it would
+# leak into the entrypoint, which reads unset variables after init) and no `exit`.
 exporter_pw=$(cat /run/secrets/lab_exporter_password)
 loadgen_pw=$(cat /run/secrets/lab_loadgen_password)
 MYSQL_PWD=$(cat /run/secrets/lab_db_root_password)
