@@ -126,6 +126,8 @@ def baseline(cur) -> None:
                                "mysql://127.0.0.1:3306")])
     insert(cur, "config_nodes", [(1, "NDB", "host-a"), (2, "NDB", "host-b"),
                                  (49, "MGM", "host-m"), (51, "API", "host-s")])
+    insert(cur, "membership", [(n, 0, 3 - n, 3 - n, 1, 2, n, n, 49, "1e6200000008",
+                                 "ARBIT_RUN", "Yes", "[ 49 ]", "") for n in (1, 2)])
     threads, cpu, tstat = [], [], []
     for node in (1, 2):
         order = THREADS if node == 1 else THREADS[4:] + THREADS[:4]
@@ -771,6 +773,25 @@ def test_a_configured_data_node_that_is_down_is_visible(scratch: Scratch, cur,
     assert val(ss, "ndb_data_node_running", node_id=3) == 0
     assert not [x for x in names(ss, "ndb_node_status") if x["node_id"] == "3"]
     assert val(ss, "ndb_data_node_running", node_id=49) is None  # MGM: not a data node
+
+
+def test_arbitration_is_exported_per_data_node(scratch: Scratch, cur, tmp_path: Path) -> None:
+    ss = Samples.of_families(make_scraper(scratch, tmp_path / "s.json").scrape())
+    assert val(ss, "ndb_arbitrator_node_id", node_id=1) == 49
+    assert val(ss, "ndb_arbitrator_connected", node_id=2) == 1
+    assert val(ss, "ndb_president_node_id", node_id=2) == 1
+    assert val(ss, "ndb_arbitration_state", node_id=1, state="ARBIT_RUN") == 1
+    assert val(ss, "ndb_arbitration_state", node_id=1, state="ARBIT_FIND") == 0
+    # the arbitrator lost: the state moves between series that already exist
+    cur.execute("UPDATE ndbinfo.membership SET arb_connected = 'No', arb_state = 'ARBIT_FIND'"
+                " WHERE node_id = 2")
+    cur.execute("UPDATE ndbinfo.membership SET arb_state = NULL WHERE node_id = 1")
+    ss = Samples.of_families(make_scraper(scratch, tmp_path / "s.json").scrape())
+    assert val(ss, "ndb_arbitrator_connected", node_id=2) == 0
+    assert val(ss, "ndb_arbitration_state", node_id=2, state="ARBIT_FIND") == 1
+    assert val(ss, "ndb_arbitration_state", node_id=2, state="ARBIT_RUN") == 0
+    assert val(ss, "ndb_arbitration_state", node_id=1, state="ARBIT_RUN") == 0  # NULL state
+    assert val(ss, "ndb_exporter_collector_success", collector="membership") == 1
 
 
 def lcp_state(cur, remaining: list[int], alive: int = 2, replicas: int = 2) -> None:

@@ -425,6 +425,28 @@ def test_memory_undo_links_versions_and_a_slow_exporter(tmp_path) -> None:
     ])
 
 
+def test_a_lost_arbitrator_alerts_once_per_cluster_but_not_for_a_restarting_node(
+        tmp_path) -> None:
+    """Review #14: arbitration (membership). Node 3 restarts (not STARTED, no arbitrator
+    yet) during the first 10 minutes: no alert. From minute 10 the arbitrator is lost on
+    both started nodes for 5 minutes: one alert for the cluster, 2 m later; then back."""
+    n = 20 * 60 // STEP
+    lost = [1] * (10 * 60 // STEP) + [0] * (5 * 60 // STEP) + [1] * (5 * 60 // STEP)
+    series = []
+    for i, connected in (("2", lost), ("3", [0] * (10 * 60 // STEP) + lost[10 * 60 // STEP:])):
+        node = {**NDB, "node_id": i}
+        started = [1] * n if i == "2" else [0] * (10 * 60 // STEP) + [1] * (10 * 60 // STEP)
+        series += [const("ndb_arbitrator_connected", node, connected),
+                   const("ndb_arbitrator_node_id", node, [49] * n),
+                   const("ndb_node_status", {**node, "status": "STARTED"}, started)]
+    promtool_test(tmp_path, series, [
+        firing("NdbArbitratorLost", 9 * 60, None),
+        firing("NdbArbitratorLost", 11 * 60, None),   # for: 2m
+        firing("NdbArbitratorLost", 13 * 60, [{"cluster": "lab-ndb"}]),
+        firing("NdbArbitratorLost", 17 * 60, None),
+    ])
+
+
 def test_no_ndbinfo_exporter_scraped_at_all(tmp_path) -> None:
     series = [const("up", {"job": "other", "instance": "x"}, [1] * 30)]
     promtool_test(tmp_path, series, [firing("NdbExporterAbsent", 29 * STEP, [{"job": "ndbinfo"}])])

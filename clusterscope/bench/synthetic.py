@@ -13,7 +13,7 @@ from typing import Any
 from clusterscope.ndbsim import ddl
 
 PROFILE = "8.0"
-READ = ("nodes", "processes", "config_nodes", "threads", "cpustat", "threadstat",
+READ = ("nodes", "membership", "processes", "config_nodes", "threads", "cpustat", "threadstat",
         "transporters", "memoryusage", "resources", "counters", "logbuffers", "logspaces",
         "restart_info", "disk_write_speed_aggregate", "table_distribution_status",
         "table_fragments", "table_replicas")
@@ -57,6 +57,9 @@ def populate(cur: Any, data_nodes: int, ldm: int, tables: int = 20,
         rows["nodes"].append((n, 86400 + n, "STARTED", 0, 1))
         rows["processes"].append((n, "NDB", ver, 1000 + n, 900 + n, "ndbmtd", f"ndb://h{n}"))
         rows["config_nodes"].append((n, "NDB", f"ndb-host-{n}"))
+        rows["membership"].append((n, (n - 1) // 2, nodes[n - 2], nodes[n % len(nodes)], 1, 2,
+                                   n, n, 200, "1e6200000008", "ARBIT_RUN", "Yes", "[ 200 ]",
+                                   ""))
         names = ["ldm"] * ldm + OTHER_THREADS
         for thr, name in enumerate(names):
             rows["threads"].append((n, thr, name, f"{name} thread"))

@@ -91,6 +91,12 @@ def overview() -> dash.Dashboard:
         kit.q(f"count({restart_in_progress(f'ndb_restart_status{{{C}}}')})"
               f" or vector(0) * max(ndb_up{{{C}}})")))
     d.with_panel(kit.stat_panel(
+        "Arbitrator", "Whether every data node is connected to its arbitrator"
+        " (ndbinfo.membership.arb_connected); without one a network split shuts the cluster"
+        " down.", "none",
+        kit.q(f"min(ndb_arbitrator_connected{{{C}}})"),
+        mappings={"1": ("CONNECTED", "green"), "0": ("LOST", "red")}, w=4))
+    d.with_panel(kit.stat_panel(
         "Alerts firing", "NDB alerts firing now (vmalert's ALERTS series).", "short",
         kit.q(f'count(ALERTS{{alertstate="firing", alertname=~"Ndb.*", {C}}})'
               " or on() vector(0)"), w=4))

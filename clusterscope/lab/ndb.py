@@ -29,7 +29,8 @@ HELP = "NDB Cluster SIMULATOR: MariaDB serving ndbinfo views, driven by a cluste
 SQL = "ndb-sql"
 MODEL = "ndb-model"
 ACCOUNT = "ndbinfo_exporter"
-FAULTS = ("transporter-overload", "transporter-slowdown", "lcp-stall", "restart-stuck",
+FAULTS = ("transporter-overload", "transporter-slowdown", "lcp-stall", "arbitrator-lost",
+          "restart-stuck",
           "view-error", "null-columns", "ndbinfo-offline", "clear")
 
 

@@ -86,6 +86,8 @@ class Runner:
                                           or k == key})
         elif name == "lcp-stall":
             f.lcp_stall = on
+        elif name == "arbitrator-lost":
+            f.arbitrator_lost = on
         elif name == "restart-stuck":
             f.restart_stuck = int(cmd["status"]) if on else None
         elif name == "null-columns":

@@ -109,12 +109,13 @@ class Faults:
     null_columns: dict[str, list[str]] = field(default_factory=dict)  # view -> columns
     view_error: set[str] = field(default_factory=set)
     offline: bool = False
+    arbitrator_lost: bool = False  # the management node (arbitrator) unreachable
 
     def as_dict(self) -> dict:
         return {"overload": sorted(self.overload), "slowdown": sorted(self.slowdown),
                 "lcp_stall": self.lcp_stall, "restart_stuck": self.restart_stuck,
                 "null_columns": self.null_columns, "view_error": sorted(self.view_error),
-                "offline": self.offline}
+                "offline": self.offline, "arbitrator_lost": self.arbitrator_lost}
 
 
 class Model:

@@ -62,6 +62,7 @@ def tables(sim: Model, full: bool = True) -> dict[str, Rows]:
         _bcols("config_nodes"),
         [(rep.id, n, _node_type(sim, n), "" if n in sc.free_api_slots else "127.0.0.1")
          for rep in live for n in sim.remotes])
+    out["ndb$membership"] = _membership(sim, live)
     out["ndb$threads"] = (_bcols("threads"),
                           [(n.id, t, k, THREAD_DESC[k]) for n in live
                            for t, k in sim.threads])
@@ -115,6 +116,32 @@ def tables(sim: Model, full: bool = True) -> dict[str, Rows]:
     out["ndb$config_values"] = (_bcols("config_values"),
                                 [(n.id, p[0], p[9]) for n in live for p in params])
     return out
+
+def _membership(sim: Model, live: list[Node]) -> Rows:
+    """One row per running data node. The ring is the data nodes in node id order ("left"
+    the previous, "right" the next; manual, ndbinfo membership table); the president is
+    the oldest node (the DIH master), the successor the next oldest, and the president
+    sees itself first in the succession order. Every node reports the same arbitrator,
+    ticket and state. The arbitrator is the first management node (ArbitrationRank 1).
+    Assumed, not read from Qmgr: with the arbitrator lost, the nodes report it
+    disconnected and the state ARBIT_FIND while the president looks for another."""
+    if not live:
+        return _bcols("membership"), []
+    ring = [n.id for n in live]
+    by_age = sorted(live, key=lambda n: (n.start_ctime, n.id))
+    order = {n.id: i + 1 for i, n in enumerate(by_age)}
+    president = by_age[0].id
+    successor = by_age[1].id if len(by_age) > 1 else 0
+    arbitrator = sim.sc.mgm_nodes[0] if sim.sc.mgm_nodes else 0
+    lost = sim.faults.arbitrator_lost or not arbitrator
+    ticket = f"{sim.gci_base:08x}{president:08x}"  # a new one per arbitration
+    rank1 = "" if lost else f"[ {arbitrator} ]"
+    rows = [(n.id, n.group, ring[i - 1], ring[(i + 1) % len(ring)], president, successor,
+             (order[n.id] << 16) | order[n.id], arbitrator, ticket, 2 if lost else 6,
+             0 if lost else 1, rank1, "")
+            for i, n in enumerate(live)]
+    return _bcols("membership"), rows
+
 
 def _hist20(hist: deque) -> list[tuple]:
     rows = list(hist)

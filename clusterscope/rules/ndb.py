@@ -274,6 +274,17 @@ def _nodes(c: dict) -> Group:
               " {{ $labels.remote_node_id }} although both run (ndbinfo.transporters): a"
               " network or TLS problem between them.", "ndb_overview",
               n["transporter_disconnected_for"]),
+        # only STARTED nodes vote: a node in a restart has not joined arbitration yet
+        Alert("NdbArbitratorLost",
+              f"count by (cluster) ((max {WITHOUT} (ndb_arbitrator_connected{{{s}}}) == 0"
+              f" or max {WITHOUT} (ndb_arbitrator_node_id{{{s}}}) == 0)"
+              f" and on (cluster, node_id) max without (instance, job, status)"
+              f" (ndb_node_status{{{s},status=\"STARTED\"}}) == 1) > 0",
+              "warning", "NDB cluster {{ $labels.cluster }} has no arbitrator",
+              "{{ $value }} started data node(s) of {{ $labels.cluster }} have no connected"
+              " arbitrator (ndbinfo.membership): a network split now shuts the cluster down"
+              " instead of arbitrating.", "ndb_overview", n["arbitrator_lost_for"],
+              per_node=False),
         Alert("NdbVersionMismatch",
               f"count by (cluster) (count by (cluster, version) (ndb_node_info{{{s},type=\"NDB\"}})) > 1"
               f" or count by (cluster) (count_values by (cluster) (\"generation\","

@@ -126,6 +126,10 @@ def _plain(names: str, typ: str, unit: str | None = None) -> list[Column]:
 NODE_STATUS = ((0, "NOTHING"), (1, "CMVMI"), (2, "STARTING"), (3, "STARTED"),
                (4, "SINGLEUSER"), (5, "STOPPING_1"), (6, "STOPPING_2"), (7, "STOPPING_3"),
                (8, "STOPPING_4"))
+# membership.arb_state (mysql-server storage/ndb/tools/ndbinfo_sql.cc, view `membership`)
+ARB_STATE = ((0, "ARBIT_NULL"), (1, "ARBIT_INIT"), (2, "ARBIT_FIND"), (3, "ARBIT_PREP1"),
+             (4, "ARBIT_PREP2"), (5, "ARBIT_START"), (6, "ARBIT_RUN"), (7, "ARBIT_CHOOSE"),
+             (8, "ARBIT_CRASH"))
 TRANSPORTER_STATUS = ((0, "CONNECTED"), (1, "CONNECTING"), (2, "DISCONNECTED"),
                       (3, "DISCONNECTING"))
 TRANSPORTER_TYPE = ((1, "TCP"), (3, "SHM"))
@@ -301,6 +305,24 @@ VIEWS: tuple[View, ...] = (
         base_columns=(("reporting_node_id", I), ("node_id", I), ("node_type", I),
                       ("node_hostname", S)),
         tail="FROM {db}.`ndb$config_nodes` ORDER BY node_id", distinct=True),
+    # mysql-server storage/ndb/tools/ndbinfo_sql.cc, view `membership`: one row per running
+    # data node, its view of the heartbeat ring, the president (QMGR) and the arbitrator;
+    # "All nodes should show the same arb_ticket values as well as the same arb_state"
+    # (manual, ndbinfo membership table)
+    View("membership", "ndb$membership", "7.1.0", (
+        *_plain("node_id group_id left_node right_node president successor", I),
+        Column("succession_order", B, expr="dynamic_id & 0xFFFF"),
+        Column("Conf_HB_order", B, expr="dynamic_id >> 16"),
+        Column("arbitrator", I), Column("arb_ticket", S),
+        enum("arb_state", "arb_state", ARB_STATE, "UNKNOWN"),
+        enum("arb_connected", "arb_connected", ((1, "Yes"),), "No"),
+        Column("connected_rank1_arbs", S, expr="conn_rank1_arbs"),
+        Column("connected_rank2_arbs", S, expr="conn_rank2_arbs")),
+        base_columns=(("node_id", I), ("group_id", I), ("left_node", I), ("right_node", I),
+                      ("president", I), ("successor", I), ("dynamic_id", I),
+                      ("arbitrator", I), ("arb_ticket", S), ("arb_state", I),
+                      ("arb_connected", I), ("conn_rank1_arbs", S), ("conn_rank2_arbs", S)),
+        help="each running data node's view of the president and the arbitrator"),
     View("threads", "ndb$threads", "7.5.2",
          tuple(_plain("node_id thr_no", I) + _plain("thread_name thread_description", S))),
     View("threadstat", "ndb$threadstat", "7.1.0", tuple(

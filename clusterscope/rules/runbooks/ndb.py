@@ -183,6 +183,23 @@ RUNBOOKS: dict[str, dict[str, str]] = {
         "mitigation": "Fix the network path or the TLS configuration; if one node is cut off"
                       " for good, restart it.",
     },
+    "NdbArbitratorLost": {
+        "meaning": "A started data node has had no connected arbitrator for 2 minutes"
+                   " (`ndbinfo.membership`: `arb_connected` No, or no arbitrator at all).",
+        "impact": "Nothing yet. But on a network split, the half that cannot reach an"
+                  " arbitrator shuts down: without one, a split that arbitration would have"
+                  " survived takes the whole cluster down.",
+        "diagnosis": "- `SELECT node_id, president, arbitrator, arb_state, arb_connected,"
+                     " connected_rank1_arbs, connected_rank2_arbs FROM ndbinfo.membership;`\n"
+                     "- `ndb_mgm -e show`: are the management nodes (ArbitrationRank 1)"
+                     " connected?\n"
+                     "- The cluster log (`ndb_<mgm id>_cluster.log`): `Arbitration` lines say"
+                     " which arbitrator was lost and whether a new one was chosen.",
+        "mitigation": "Start or reconnect the management node (or an API node with"
+                      " ArbitrationRank > 0); check the network between it and the data nodes."
+                      " The alert resolves once every started node reports a connected"
+                      " arbitrator.",
+    },
     "NdbVersionMismatch": {
         "meaning": "The data nodes have run more than one software version, or more than one"
                    " configuration generation, for 2 hours.",

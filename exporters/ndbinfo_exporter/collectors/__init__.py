@@ -6,6 +6,7 @@ from ndbinfo_exporter.collectors import (
     counters,
     lcp,
     logs,
+    membership,
     memory,
     nodes,
     restarts,
@@ -14,8 +15,8 @@ from ndbinfo_exporter.collectors import (
 )
 from ndbinfo_exporter.collectors.base import Collector, Context
 
-ALL: list[Collector] = [c for m in (nodes, restarts, lcp, logs, threads, transporters, memory,
-                                    counters) for c in m.COLLECTORS]
+ALL: list[Collector] = [c for m in (nodes, membership, restarts, lcp, logs, threads,
+                                    transporters, memory, counters) for c in m.COLLECTORS]
 BY_NAME: dict[str, Collector] = {c.name: c for c in ALL}
 
 __all__ = ["ALL", "BY_NAME", "Collector", "Context"]
