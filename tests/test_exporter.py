@@ -240,6 +240,12 @@ def make_scraper(scratch: Scratch, state: Path, query_timeout: float = 2.0,
                    ExporterState(RestartLedger(state)), budget, slow_interval)
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def names(ss: dict, name: str) -> list[dict]:
     return [dict(lbl) for (n, lbl) in ss if n == name]
 
@@ -429,6 +435,19 @@ def test_restart_phases_and_counted_once(scratch: Scratch, cur, tmp_path: Path) 
     # NULL phase: no sample, never a fake 0
     assert val(ss, "ndb_restart_phase_seconds", node_id=2,
                phase="wait_subscription_handover") is None
+    # the SQL node goes away: the persisted count and completion time are still served
+    # (no SQL needed), so the series neither vanish nor come back looking like a reset
+    done_at = val(ss, "ndb_restart_last_completed_timestamp_seconds", node_id=2)
+    dead = tmp_path / "dead.cnf"
+    dead.write_text(re.sub(r"(?m)^port\s*=.*$", f"port = {free_port()}",
+                           scratch.cnf.read_text()))
+    down = Scraper(Database(mycnf.load(dead), 1.0), ALL,
+                   ExporterState(RestartLedger(state)), 10.0, 0.0)
+    ss = Samples.of_families(down.scrape())
+    assert val(ss, "ndb_up") == 0
+    assert val(ss, "ndb_restarts_completed_total", node_id=2) == 2
+    assert val(ss, "ndb_restart_last_completed_timestamp_seconds", node_id=2) == done_at
+    assert val(ss, "ndb_restart_status", node_id=2) is None  # restart_info itself: unknown
 
 
 def test_a_restart_completed_before_the_exporter_looked_is_not_timed(

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from ndbinfo_exporter.collectors import Collector, Context
+from ndbinfo_exporter.collectors.restarts import ledger_families
 from ndbinfo_exporter.db import (
     Database,
     NdbinfoOffline,
@@ -141,6 +142,11 @@ class Scraper:
                 if c.slow:
                     self.cache[c.name] = (ctx.now, families)
                     ages[c.name] = 0.0
+        if (any(c.name == "restart_info" for c in self.collectors)
+                and success.get("restart_info") != 1):
+            fam = Families()
+            ledger_families(self.state, fam)
+            out.extend(fam)
         self._note("ndbinfo", "ndbinfo is offline (queries return no rows with a warning)"
                    if offline else None)
         out.extend(self._health(up, offline, success, duration, ages,

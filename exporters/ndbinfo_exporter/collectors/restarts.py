@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ndbinfo_exporter.collectors.base import Collector, Context
 from ndbinfo_exporter.families import Families, num
+from ndbinfo_exporter.state import ExporterState
 
 
 def collect_restart_info(ctx: Context, fam: Families) -> None:
@@ -30,14 +31,21 @@ def collect_restart_info(ctx: Context, fam: Families) -> None:
         st = num(status_int)
         ctx.state.ledger.observe(node_id, None if st is None else int(st),
                                  [None if v is None else int(v) for v in values], ctx.now)
+    ledger_families(ctx.state, fam)
+
+
+def ledger_families(state: ExporterState, fam: Families) -> None:
+    """The persisted restart counts and completion times: they need no SQL, so the scrape
+    serves them also when the SQL node is down (a counter that vanished and came back
+    would look like a reset, and its timestamp would leave the rules' event window)."""
     done = fam.counter("ndb_restarts_completed_total", "Completed node restarts, each counted"
                        " once (persisted across exporter restarts).", ["node_id"])
-    for node_id, count in ctx.state.ledger.counts().items():
+    for node_id, count in state.ledger.counts().items():
         done.add((node_id,), count)
     when = fam.gauge("ndb_restart_last_completed_timestamp_seconds", "When the exporter saw"
                      " the node's latest restart complete (absent for one that had completed"
                      " before the exporter first looked).", ["node_id"])
-    for node_id, ts in ctx.state.ledger.completed_at().items():
+    for node_id, ts in state.ledger.completed_at().items():
         when.add((node_id,), ts)
 
 
