@@ -131,12 +131,14 @@ def build(tool: GoTool) -> Path:
                 p.chmod(0o755 if p.is_dir() else 0o644)
         if tool.needs_loki_push:
             _place_loki_push(src)
-        partial = tool.path.with_suffix(".partial")
+        # one partial file per builder: two processes (make tools and a test session)
+        # may build the same tool at once; the last rename wins, both get the binary
+        partial = tool.path.with_name(f"{tool.path.name}.{os.getpid()}.partial")
         ldflags = tool.ldflags.format(version=tool.version,
                                       version_bare=tool.version.removeprefix("v"))
         _go(["build", "-trimpath", *(["-ldflags", ldflags] if ldflags else []), "-o",
              str(partial), tool.package], cwd=src)
-        partial.rename(tool.path)
+        os.replace(partial, tool.path)
     return tool.path
 
 
