@@ -517,3 +517,24 @@ def test_fixture_headers_change_nothing(name: str) -> None:
     w = p.window
     assert [e for h in lines if h.startswith("#") for e in p.feed(h)] == []
     assert p.window is w and (w.method, w.donor, w.sst, w.ist) == ("", "", False, False)
+
+
+def test_a_quiet_log_is_not_reopened_but_new_lines_are_read(tmp_path: Path,
+                                                           monkeypatch) -> None:
+    """The poll loop runs every 0.5 s per node: with nothing written it only stats."""
+    import builtins
+
+    from galera_tracker.follower import LogFollower
+    log = tmp_path / "node1.err"
+    log.write_text("a\nb\n")
+    f = LogFollower(str(log))
+    assert list(f.read_lines()) == ["a", "b"]
+    real_open, opened = builtins.open, []
+    monkeypatch.setattr(builtins, "open", lambda *a, **k: opened.append(a) or real_open(*a, **k))
+    assert list(f.read_lines()) == [] and opened == []
+    with real_open(log, "a") as w:
+        w.write("c\n")
+    assert list(f.read_lines()) == ["c"] and opened
+    log.write_text("x\ny\nz\n")  # truncated and refilled to the same size: read again
+    os.utime(log, ns=(1, 10**18))
+    assert list(f.read_lines()) == ["x", "y", "z"]

@@ -23,6 +23,7 @@ class LogFollower:
     reopens: int = 0
     readable: bool = False
     head: bytes = b""
+    seen: tuple[int, int] | None = None  # (size, mtime_ns) when the file was last read
 
     def position(self) -> dict:
         return {"inode": self.inode, "offset": self.offset,
@@ -48,7 +49,11 @@ class LogFollower:
         elif st.st_size < self.offset:
             # Truncated in place (copytruncate or `> file`): its content starts over.
             self._reset(st.st_ino)
+        elif (self.readable and st.st_size == self.offset
+              and self.seen == (st.st_size, st.st_mtime_ns)):
+            return  # a quiet log: nothing written since the last read, no open needed
         self.inode = st.st_ino
+        self.seen = (st.st_size, st.st_mtime_ns)
         try:
             with open(self.path, "rb") as f:
                 self.readable = True
@@ -73,6 +78,7 @@ class LogFollower:
 
     def _reset(self, inode: int) -> None:
         self.inode = inode
+        self.seen = None
         self.offset = 0
         self.partial = b""
         self.head = b""
