@@ -3,6 +3,9 @@ for a condition (never a fixed sleep)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterable
@@ -70,3 +73,22 @@ def eventually(probe: Callable[[], T], timeout: float, what: str,
         if time.monotonic() >= deadline:
             raise AssertionError(f"{what}: not within {timeout:.0f} s (last: {last!r:.500})")
         time.sleep(interval)
+
+
+CHROMIUM = shutil.which("chromium")
+
+
+def render_in_chromium(page: Path, shot: Path) -> list[str]:
+    """Load a page in headless Chromium (Debian's, no network), keep a screenshot of what a
+    person sees and return the page's console lines."""
+    shot.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-quic", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
+             "--enable-logging=stderr", "--v=0", "--window-size=1200,2600",
+             f"--screenshot={shot}", page.as_uri()],
+            capture_output=True, text=True, timeout=120)
+    return [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln]
+

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from helpers import CHROMIUM, render_in_chromium
 
 from clusterscope.analysis import report
 from clusterscope.analysis.periods import Period
 
 T1 = 1_700_100_000
-CHROMIUM = shutil.which("chromium")
 
 
 def _samples(name: str, labels: str, points: list[tuple[float, float]]) -> list[str]:
@@ -94,16 +91,8 @@ def test_the_report_renders_in_headless_chromium(filled, artifacts: Path) -> Non
     vm, period = filled
     out = report.write(vm, period, artifacts / "report")
     shot = artifacts / "report.png"
-    shot.unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-             "--no-first-run", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", f"--user-data-dir={profile}", "--enable-logging=stderr",
-             "--v=0", "--window-size=1200,2600", f"--screenshot={shot}", out.as_uri()],
-            capture_output=True, text=True, timeout=120)
-    console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln]
-    assert any("clusterscope-report-rendered svg=" in ln for ln in console), proc.stderr[-2000:]
+    console = render_in_chromium(out, shot)
+    assert any("clusterscope-report-rendered svg=" in ln for ln in console), console
     assert not [ln for ln in console if "Uncaught" in ln or "Error" in ln], console
     assert shot.exists() and shot.stat().st_size > 20_000
 
