@@ -22,13 +22,14 @@ HELP = "3-node MariaDB Galera cluster (real), mysqld_exporter per node, recovery
 APP_USER = "clusterscope_app"
 APP_GRANTS = ("ALL PRIVILEGES ON `sbtest`.*", "ALL PRIVILEGES ON `cs\\_%`.*")
 EXPORTER_USER = "clusterscope_exporter"
-# global_status (all wsrep_* incl. EVS latency, mysql_galera_status_info) and
-# global_variables need no privilege; the processlist collector needs PROCESS to see every
-# thread. Collectors that would need more (slave_status, innodb_cmp*, query_response_time)
-# are switched off, so the account holds PROCESS and nothing else.
-EXPORTER_GRANTS = ("PROCESS ON *.*",)
+# Only what the dashboards and rules read: global_status (all wsrep_* incl. EVS latency,
+# mysql_galera_status_info, threads_connected) and global_variables (max_connections,
+# wsrep_desync, gcache size), neither of which needs a privilege. The processlist
+# collector (on by default in 0.14) reads information_schema.processlist every scrape and
+# needs PROCESS; nothing uses its series, so it is off and the account holds no privilege.
+EXPORTER_GRANTS: tuple[str, ...] = ()
 EXPORTER_FLAGS = ("--collect.global_status", "--collect.global_variables",
-                  "--collect.info_schema.processlist", "--no-collect.slave_status",
+                  "--no-collect.info_schema.processlist", "--no-collect.slave_status",
                   "--no-collect.info_schema.innodb_cmp", "--no-collect.info_schema.innodb_cmpmem",
                   "--no-collect.info_schema.query_response_time")
 

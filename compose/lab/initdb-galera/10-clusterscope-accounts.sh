@@ -10,8 +10,8 @@ sst_user=$(sed -n 's/^wsrep_sst_auth *= *\([^:]*\):.*/\1/p' /etc/mysql/conf.d/zz
 MYSQL_PWD=$(cat /run/secrets/lab_db_root_password)
 export MYSQL_PWD
 mariadb --protocol=socket -uroot <<SQL
+-- mysqld_exporter runs global_status and global_variables only: no privilege needed
 CREATE USER IF NOT EXISTS 'clusterscope_exporter'@'%' IDENTIFIED BY '${exporter_pw}';
-GRANT PROCESS ON *.* TO 'clusterscope_exporter'@'%';
 CREATE USER IF NOT EXISTS 'clusterscope_app'@'%' IDENTIFIED BY '${loadgen_pw}';
 CREATE DATABASE IF NOT EXISTS sbtest;
 GRANT ALL PRIVILEGES ON \`sbtest\`.* TO 'clusterscope_app'@'%';
