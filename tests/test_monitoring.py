@@ -62,12 +62,35 @@ def test_status_says_where_to_query_and_vm_scrapes_the_galera_exporters(mon) -> 
     assert "galera" in targets and "127.0.0.1:" in targets
 
 
+def test_the_lab_runs_the_monitoring_versions_compose_pins(mon) -> None:
+    """Lab == deployment: VictoriaMetrics, vmalert and Alertmanager of the lab are the
+    releases compose/docker-compose.yml pins (built from their Go modules)."""
+    import re
+    import urllib.request
+
+    from clusterscope.paths import REPO
+
+    compose = (REPO / "compose" / "docker-compose.yml").read_text()
+    for svc, image in (("victoria-metrics", "victoriametrics/victoria-metrics"),
+                       ("vmalert", "victoriametrics/vmalert")):
+        pinned = re.search(rf"image: {image}:(v[0-9.]+)", compose).group(1)
+        with urllib.request.urlopen(f"{mon.service(svc)['extra']['url']}/metrics",
+                                    timeout=10) as r:
+            running = re.search(r'vm_app_version\{[^}]*version="[^"]*?-(v[0-9.]+)',
+                                r.read().decode()).group(1)
+        assert running == pinned, (svc, running, pinned)
+    pinned_am = re.search(r"image: prom/alertmanager:v([0-9.]+)", compose).group(1)
+    with urllib.request.urlopen(f"{mon.service('alertmanager')['extra']['url']}/api/v2/status",
+                                timeout=10) as r:
+        assert json.load(r)["versionInfo"]["version"] == pinned_am
+
+
 def test_galera_kill_fires_cluster_size_reduced_and_resolves_after_rejoin(mon, artifacts):
     t_kill = time.time()
     mon.cli("lab", "galera", "kill-node", "3")
-    fired = _wait_notification(mon, "GaleraClusterSizeReduced", "firing", t_kill, 90,
+    fired = _wait_notification(mon, "GaleraClusterSizeReduced", "firing", t_kill, 180,
                                cluster="lab-galera")
-    down = _wait_notification(mon, "GaleraNodeNotReady", "firing", t_kill, 90, node="node3")
+    down = _wait_notification(mon, "GaleraNodeNotReady", "firing", t_kill, 180, node="node3")
     latency = fired["received_at"] - t_kill
     assert fired["annotations"]["runbook_url"].endswith("/GaleraClusterSizeReduced.md")
     t_start = time.time()
@@ -85,7 +108,14 @@ def test_ndb_restart_regression_reaches_the_webhook(lab, monitoring_lab, artifac
     vm = _vm(lab)
     vm.wait_for('ndb_up{job="ndbinfo"} == 1', timeout=60)
     done = 'ndb_restarts_completed_total{job="ndbinfo", node_id="2"}'
-    before = int(float((vm.query(done) or [{"value": [0, "0"]}])[0]["value"][1]))
+    if not vm.query(done):
+        # a fresh exporter's first sight of a node's restart row is counted without a time
+        # (it may be an old restart): when a x120 restart falls between two scrapes, that
+        # first one is no event. Warm up with one so every counted restart below is timed.
+        lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale", "120",
+                "--wait", timeout=300)
+        vm.wait_for(done, timeout=60)
+    before = int(float(vm.query(done)[0]["value"][1]))
     event = 'cluster_node:ndb_restarts_completed:completion{node_id="2"}'
     for i in range(1, 5):
         lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale", "120",

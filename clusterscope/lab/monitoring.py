@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from clusterscope import gotools
 from clusterscope.clients.vm import VM as VMClient
 from clusterscope.clients.vm import VMError
 from clusterscope.deploy.scrape import SCRAPE_INTERVAL, SCRAPE_TIMEOUT
@@ -118,13 +120,25 @@ def write_scrape_config(lab: Lab) -> Path:
 
 def alertmanager_config(lab: Lab) -> dict:
     # short waits: the lab and its tests want notifications within seconds
-    return alertmanager.route_to({"url": f"{_url(lab, WEBHOOK)}/alerts", "send_resolved": True},
-                                 group_wait="1s", group_interval="5s")
+    # critical alerts and the Watchdog's heartbeat arrive on their own paths
+    def hook(path: str) -> dict:
+        return {"url": f"{_url(lab, WEBHOOK)}/{path}", "send_resolved": True}
+    return alertmanager.route_to(hook("alerts"), group_wait="1s", group_interval="5s",
+                                 critical=hook("critical"), heartbeat=hook("heartbeat"))
 
 
 # -- up/down ---------------------------------------------------------------------------------
 def _ready(lab: Lab, name: str, url: str) -> Callable[[], None]:
     return lambda: wait_http(url, 60, lambda: lab.running(name))
+
+
+def _binary(name: str) -> str:
+    """The release compose pins, built from its Go module (clusterscope/gotools.py): the
+    lab proves the scrape config, rules and dashboards on the version users run."""
+    try:
+        return str(gotools.build(gotools.TOOLS[name]))
+    except gotools.ToolError as exc:
+        raise LabError(f"monitoring: {exc}") from exc
 
 
 def up(lab: Lab, args: argparse.Namespace) -> None:
@@ -134,7 +148,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
     vm_port = lab.port(VM)
     vm_url = _url(lab, VM)
     lab.spawn(VM, NAME, "VictoriaMetrics single-node (scrapes the lab every 5 s)",
-              ["victoria-metrics", f"-storageDataPath={home / 'vm-data'}",
+              [_binary("victoria-metrics"), f"-storageDataPath={home / 'vm-data'}",
                f"-httpListenAddr=127.0.0.1:{vm_port}", f"-retentionPeriod={retention}",
                "-search.latencyOffset=1s", f"-promscrape.config={scrape}",
                "-promscrape.configCheckInterval=5s", "-loggerLevel=WARN"],
@@ -157,7 +171,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
     am_cfg = home / "alertmanager.yml"
     am_cfg.write_text(yaml.safe_dump(alertmanager_config(lab), sort_keys=False))
     lab.spawn(AM, NAME, "Alertmanager routing every alert to the webhook receiver",
-              ["prometheus-alertmanager", f"--config.file={am_cfg}",
+              [_binary("alertmanager"), f"--config.file={am_cfg}",
                f"--storage.path={home / 'alertmanager-data'}",
                f"--web.listen-address=127.0.0.1:{am_port}",
                "--cluster.listen-address=",  # no gossip port: one local instance
@@ -170,7 +184,10 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
     va_port = lab.port(VMALERT)
     rules_glob = write_rules(lab)
     lab.spawn(VMALERT, NAME, "vmalert evaluating rules/*.yml every 5 s",
-              ["vmalert", f"-rule={rules_glob}", f"-datasource.url={vm_url}",
+              [_binary("vmalert"), f"-rule={rules_glob}", f"-datasource.url={vm_url}",
+               # match VictoriaMetrics' -search.latencyOffset=1s (the default 30s starts
+               # every alert 30 s late); CLUSTERSCOPE_VMALERT_EVAL_DELAY measures the difference
+               f"-rule.evalDelay={os.environ.get('CLUSTERSCOPE_VMALERT_EVAL_DELAY', '1s')}",
                f"-remoteWrite.url={vm_url}", f"-remoteRead.url={vm_url}",
                f"-notifier.url={_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
                "-remoteWrite.flushInterval=1s", f"-httpListenAddr=127.0.0.1:{va_port}",
@@ -222,6 +239,7 @@ def received(lab: Lab) -> list[dict]:
         for alert in n.get("alerts", []):
             labels = alert.get("labels", {})
             rows.append({"received_at": n["received_at"], "status": alert.get("status"),
+                         "receiver": n.get("receiver"), "path": n.get("path"),
                          "alertname": labels.get("alertname"), "labels": labels,
                          "annotations": alert.get("annotations", {}),
                          "startsAt": alert.get("startsAt"), "endsAt": alert.get("endsAt")})
