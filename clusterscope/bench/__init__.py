@@ -33,6 +33,18 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def table(rows: dict[str, dict], indent: str = "") -> str:
+    """Rows of figures (e.g. one per component) as aligned text columns; "-" where a row
+    has no such figure."""
+    columns = list(dict.fromkeys(k for r in rows.values() for k in r))
+    cells = [["", *columns]] + [[name, *(str(r.get(c, "-")) for c in columns)]
+                                for name, r in rows.items()]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    return "\n".join(indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths,
+                                                                        strict=True)).rstrip()
+                     for row in cells)
+
+
 def run(args: argparse.Namespace) -> int:
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
@@ -53,7 +65,12 @@ def run(args: argparse.Namespace) -> int:
         results[name] = figures
         if not args.json:
             for key, value in figures.items():
-                print(f"  {name}.{key} = {value}")
+                if isinstance(value, dict) and value and all(isinstance(v, dict)
+                                                             for v in value.values()):
+                    print(f"  {name}.{key}:")
+                    print(table(value, indent="    "))
+                else:
+                    print(f"  {name}.{key} = {value}")
     if args.json:
         print(json.dumps(results, indent=2))
     return 1 if failed else 0

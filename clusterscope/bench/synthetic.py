@@ -104,3 +104,24 @@ def populate(cur: Any, data_nodes: int, ldm: int, tables: int = 20,
     for view, rs in rows.items():
         _insert(cur, view, rs, database)
     return {v: len(rs) for v, rs in rows.items()}
+
+
+def emulate_round_trips(cur: Any, max_rows: int, rtt_seconds: float,
+                        database: str = "ndbinfo") -> None:
+    """Make each table answer like ndbinfo: a pause of one data node round trip for every
+    `max_rows` rows (ndbinfo fetches a scan's rows in batches of ndbinfo_max_rows; the
+    exporter asks for 256 per session). The tables move to `<database>_base` and the
+    view-named relations become views that SLEEP at every batch boundary. The round trip
+    time is an assumption (a LAN), not a measurement of NDB."""
+    base = f"{database}_base"
+    cur.execute(f"DROP DATABASE IF EXISTS {base}")
+    cur.execute(f"CREATE DATABASE {base}")
+    for view, cols in VIEWS.items():
+        cur.execute(f"RENAME TABLE {database}.{view} TO {base}.{view}")
+        cur.execute(f"ALTER TABLE {base}.{view} ADD COLUMN _seq INT UNSIGNED NOT NULL"
+                    " AUTO_INCREMENT PRIMARY KEY")
+        names = ", ".join(f"`{c}`" for c, _ in cols)
+        cur.execute(f"CREATE SQL SECURITY DEFINER VIEW {database}.{view} AS SELECT {names}"
+                    f" FROM {base}.{view} WHERE _seq % {max_rows} <> 0"
+                    f" OR SLEEP({rtt_seconds}) = 0")
+
