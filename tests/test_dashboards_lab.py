@@ -17,6 +17,12 @@ pytestmark = pytest.mark.lab
 
 # Panels that can only have data in conditions the scenario cannot create, with the reason.
 MAY_BE_EMPTY: dict[tuple[str, str], str] = {
+    (uids.NDB_RESTARTS, "Verdict: ratio to baseline"):
+        "a verdict needs 3 earlier restarts of the node (or the cluster) as a baseline; the"
+        " scenario restarts node 2 twice (the verdict path reaches the webhook in"
+        " test_monitoring's regression test)",
+    (uids.NDB_RESTARTS, "Phase vs its median"):
+        "its growth column is the verdict's (see above); latest and median have data",
     (uids.NDB_OVERVIEW, "LCP duration"):
         "the exporter times an LCP only when it saw it start and end; a simulated LCP takes"
         " ~130 s at the scenario's clock, longer than the scenario runs",

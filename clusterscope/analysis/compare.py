@@ -214,9 +214,15 @@ def _diff(row: Row) -> str:
         ci = "" if math.isnan(d.low) else f" [{d.low * 100:+.1f}, {d.high * 100:+.1f}]"
         return base + ci
     rel = row.relative
-    base = f"{d.diff:+.3g}" + ("" if math.isnan(rel) else f" ({rel * 100:+.1f}%)")
-    ci = "" if math.isnan(d.low) else f" [{d.low:+.3g}, {d.high:+.3g}]"
-    return base + ci
+    pct = "" if math.isnan(rel) else (f" ({rel * 100:+.0f}%)" if abs(rel) >= 0.1
+                                      else f" ({rel * 100:+.1f}%)")
+    ci = "" if math.isnan(d.low) else f" [{_signed(d.low)}, {_signed(d.high)}]"
+    return _signed(d.diff) + pct + ci
+
+
+def _signed(v: float) -> str:
+    """+1,060 rather than +1.06e+03: three significant digits, never an exponent."""
+    return f"{v:+,.0f}" if abs(v) >= 1000 else f"{v:+.3g}"
 
 
 def _cell(s: Summary, unit: str) -> str:
