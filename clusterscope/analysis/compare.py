@@ -126,19 +126,19 @@ def value_at(values: list[tuple[float, str]], t: float, within: float) -> float 
 
 
 def event_samples(series: list[dict], events: list[dict], period: Period, query_start: float,
-                  step: float) -> dict[tuple[tuple[str, str], ...], list[tuple[dict, float]]]:
-    """For each event series' change, the value of every matching quantity series then."""
-    out: dict = {}
+                  step: float) -> list[tuple[dict, list[float]]]:
+    """For each event series' change, the value of every matching quantity series then:
+    (the quantity series' labels, its samples)."""
+    out = [(r["metric"], _labels(r["metric"]), r["values"], []) for r in series]
     for ev in events:
         ev_labels = _labels(ev["metric"])
         for t in event_times(ev["values"], period.start, query_start, step):
-            for r in series:
-                if not _matches(ev_labels, _labels(r["metric"])):
-                    continue
-                v = value_at(r["values"], t, within=max(30.0, 6 * step))
-                if v is not None and not math.isnan(v):
-                    out.setdefault(id(r), (r["metric"], []))[1].append(v)
-    return {k: v for k, v in out.items()}
+            for _, labels, values, samples in out:
+                if _matches(ev_labels, labels):
+                    v = value_at(values, t, within=max(30.0, 6 * step))
+                    if v is not None:
+                        samples.append(v)
+    return [(metric, samples) for metric, _, _, samples in out if samples]
 
 
 def collect(vm: VM, quantities: Iterable[Quantity], period: Period,
@@ -153,7 +153,7 @@ def collect(vm: VM, quantities: Iterable[Quantity], period: Period,
         result = vm.query_range(expr, start, period.end, q.step or fine)
         if q.event and not q.step:
             events = vm.query_range(q.event, start, period.end, fine)
-            for metric, values in event_samples(result, events, period, start, fine).values():
+            for metric, values in event_samples(result, events, period, start, fine):
                 per_series.setdefault(series_key(metric, q.by), []).extend(values)
             for r in result:  # a series without events in the period still names its row
                 per_series.setdefault(series_key(r["metric"], q.by), [])
@@ -293,9 +293,9 @@ def render_table(rows: list[Row], before_label: str, after_label: str, *,
     lines = [f"before {before_label}", f"after  {after_label}", "",
              fmt.format(*header).rstrip(), "  ".join("-" * w for w in widths)]
     for title, cells in blocks:
-        lines.append(_fit(title, width))
-        lines.extend(_fit(fmt.format(*(_fit(c, w) for c, w in zip(row, widths, strict=True))
-                                     ).rstrip(), width) for row in cells)
+        lines.append(title)
+        lines.extend(fmt.format(*(_fit(c, w) for c, w in zip(row, widths, strict=True)))
+                     .rstrip() for row in cells)
     if hidden:
         lines.append(f"({hidden} aggregate rows left out; --all shows them)")
     elif any(r.aggregate for r in rows):

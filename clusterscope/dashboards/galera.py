@@ -76,12 +76,11 @@ def galera() -> dash.Dashboard:
               f"[$__rate_interval]))", "{{node}} -> {{to}}"), w=12, bars=True))
 
     d.with_row(dash.Row("Replication"))
-    d.with_panel(kit.alert_threshold(kit.ts(
+    d.with_panel(kit.share(
         "Flow control paused", "Share of time replication was paused by flow control"
         f" (recorded: {FC_PAUSED}); the pause is cluster-wide, the node sending FC_PAUSE is"
-        " the slow one (next panel); red: GaleraFlowControlHigh's threshold.", "percentunit",
-        kit.q(f"{FC_PAUSED}{{{CN}}}", "{{node}}"),
-        w=8, minimum=0).max(1), CFG["flow_control_paused_max"]))
+        " the slow one (next panel); red: GaleraFlowControlHigh's threshold.",
+        kit.q(f"{FC_PAUSED}{{{CN}}}", "{{node}}"), threshold=CFG["flow_control_paused_max"]))
     d.with_panel(kit.ts(
         "Flow control messages", "FC_PAUSE messages sent (this node asked the cluster to"
         " wait: its receive queue hit the limit) and received.", "short",

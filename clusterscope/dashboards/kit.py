@@ -149,6 +149,13 @@ def ts(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8,
     return p
 
 
+def share(title: str, desc: str, *targets, threshold: float, w: int = 8, h: int = 8
+          ) -> timeseries.Panel:
+    """A used/total ratio on a 0..1 axis with its alert's threshold drawn."""
+    return alert_threshold(ts(title, desc, "percentunit", *targets, w=w, h=h, minimum=0)
+                           .max(1), threshold)
+
+
 def stat_panel(title: str, desc: str, unit: str, *targets, w: int = 4, h: int = 4,
                mappings: dict[str, tuple[str, str]] | None = None,
                no_value: str | None = None, neutral: bool | None = None) -> stat.Panel:

@@ -139,18 +139,19 @@ def overview() -> dash.Dashboard:
         kit.q(f"ndb_lcp_last_duration_seconds{{{C}}}", "last LCP"), w=8))
 
     d.with_row(dash.Row("REDO, memory, operations"))
-    d.with_panel(kit.alert_threshold(kit.ts(
+    d.with_panel(kit.share(
         "REDO used (fullest log part)", "Highest used/total ratio over a node's REDO log"
         " parts (recorded: cluster_node:ndb_redo_log_space_used:max_part_ratio); red: the"
-        " NdbRedoLogFilling threshold.", "percentunit",
+        " NdbRedoLogFilling threshold.",
         kit.q(f"cluster_node:ndb_redo_log_space_used:max_part_ratio{{{C}, {N}}}",
-              "node {{node_id}}"), w=8, minimum=0).max(1), CFG["redo_used_ratio_max"]))
-    d.with_panel(kit.alert_threshold(kit.ts(
+              "node {{node_id}}"),
+        threshold=CFG["redo_used_ratio_max"], w=8))
+    d.with_panel(kit.share(
         "Memory used", "ndb_memory_used_bytes / ndb_memory_total_bytes per node and type;"
-        " red: the NdbDataMemoryHigh threshold.", "percentunit",
+        " red: the NdbDataMemoryHigh threshold.",
         kit.q(f"ndb_memory_used_bytes{{{C}, {N}}} / ndb_memory_total_bytes{{{C}, {N}}}",
-              "node {{node_id}} {{memory_type}}"), w=8, minimum=0).max(1),
-        CFG["data_memory_used_ratio_max"]))
+              "node {{node_id}} {{memory_type}}"),
+        threshold=CFG["data_memory_used_ratio_max"], w=8))
     d.with_panel(kit.ts(
         "Operations", "DBTC counters (transactions, reads, writes, ...) per second, summed over"
         " block instances and data nodes.", "ops",
@@ -202,17 +203,19 @@ def data_node() -> dash.Dashboard:
               f"[$__rate_interval]))", "{{thread_name}}"), w=12, h=9))
 
     d.with_row(dash.Row("Memory, REDO and buffers"))
-    d.with_panel(kit.alert_threshold(kit.ts(
+    d.with_panel(kit.share(
         "Memory", "Used share of each memory type (ndb_memory_used_bytes /"
         " ndb_memory_total_bytes: Data memory in GB and the long message buffer in MB on one"
-        " axis); red: the NdbDataMemoryHigh threshold.", "percentunit",
+        " axis); red: the NdbDataMemoryHigh threshold.",
         kit.q(f"ndb_memory_used_bytes{{{C}, {N1}}} / ndb_memory_total_bytes{{{C}, {N1}}}",
-              "{{memory_type}}"), w=8, minimum=0).max(1), CFG["data_memory_used_ratio_max"]))
-    d.with_panel(kit.alert_threshold(kit.ts(
-        "REDO log space", "Used share of each REDO log part (logspaces).", "percentunit",
+              "{{memory_type}}"),
+        threshold=CFG["data_memory_used_ratio_max"], w=8))
+    d.with_panel(kit.share(
+        "REDO log space", "Used share of each REDO log part (logspaces).",
         kit.q(f'ndb_log_space_used_bytes{{{C}, {N1}, log_type="REDO"}}'
               f' / ndb_log_space_total_bytes{{{C}, {N1}, log_type="REDO"}}',
-              "part {{log_part}}"), w=8, minimum=0).max(1), CFG["redo_used_ratio_max"]))
+              "part {{log_part}}"),
+        threshold=CFG["redo_used_ratio_max"], w=8))
     d.with_panel(kit.ts(
         "Log buffers", "Used bytes of the REDO and UNDO log buffers (logbuffers).", "bytes",
         kit.q(f"ndb_log_buffer_used_bytes{{{C}, {N1}}}", "{{log_type}} part {{log_part}}"),

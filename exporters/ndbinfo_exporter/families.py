@@ -42,6 +42,13 @@ def label(value: object) -> str:
     return s
 
 
+def state_set(known: Sequence[str], current: str) -> Iterator[tuple[str, int]]:
+    """A state as a set of 0/1 series: every known state (so a change flips values instead
+    of creating and dropping series), plus the current one if the view reports a new one."""
+    for s in (*known, *((current,) if current and current not in known else ())):
+        yield s, 1 if s == current else 0
+
+
 def body(names: Sequence[str], values: Sequence[object]) -> str:
     """The rendered label set for these names and (raw) values."""
     return ",".join(f'{n}="{label(v)}"' for n, v in zip(names, values, strict=True))

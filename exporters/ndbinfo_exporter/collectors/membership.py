@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families
+from ndbinfo_exporter.families import Families, state_set
 
 ARB_STATES = tuple(text for _, text in schema.ARB_STATE)
 
@@ -38,9 +38,8 @@ def collect_membership(ctx: Context, fam: Families) -> None:
         arbitrator.add((node_id,), arb)
         if arb_connected is not None:
             connected.add((node_id,), 1 if arb_connected == "Yes" else 0)
-        current = arb_state or ""
-        for s in (*ARB_STATES, *((current,) if current and current not in ARB_STATES else ())):
-            state.add((node_id, s), 1 if s == current else 0)
+        for s, on in state_set(ARB_STATES, arb_state or ""):
+            state.add((node_id, s), on)
 
 
 COLLECTORS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors.base import Collector, Context
 from ndbinfo_exporter.db import NdbinfoOffline, ViewUnavailable
-from ndbinfo_exporter.families import Families
+from ndbinfo_exporter.families import Families, state_set
 
 # the view's decode of nodes.status; all are exported so a status change flips values
 # instead of creating and dropping series
@@ -41,9 +41,8 @@ def collect_nodes(ctx: Context, fam: Families) -> None:
         running.add((node_id,), 1 if node_id in seen else 0)
     for node_id, st, start_phase, up, config_generation in rows:
         current = (st or "").upper()
-        for s in (*NODE_STATUSES, *((current,) if current not in NODE_STATUSES and current
-                                   else ())):
-            status.add((node_id, s), 1 if s == current else 0)
+        for s, on in state_set(NODE_STATUSES, current):
+            status.add((node_id, s), on)
         phase.add((node_id,), start_phase)
         uptime.add((node_id,), up)
         gen.add((node_id,), config_generation)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families, body, label
+from ndbinfo_exporter.families import Families, body, label, state_set
 
 STATUSES = tuple(text for _, text in schema.TRANSPORTER_STATUS)
 LINK = ["node_id", "remote_node_id"]
@@ -44,8 +44,8 @@ def collect_transporters(ctx: Context, fam: Families) -> None:
         link = body(LINK, r[:2])  # rendered once per row, shared by its families
         current = (r[2] or "").upper()
         if current:
-            for s in (*STATUSES, *((current,) if current not in STATUSES else ())):
-                status.add_body(f'{link},status="{label(s)}"', 1 if s == current else 0)
+            for s, on in state_set(STATUSES, current):
+                status.add_body(f'{link},status="{label(s)}"', on)
         for f, v in zip(per_link, r[3:10], strict=True):
             f.add_body(link, v)
 
