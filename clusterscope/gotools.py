@@ -57,10 +57,6 @@ def _vm_tool(app: str) -> GoTool:
 TOOLS: dict[str, GoTool] = {
     t.name: t
     for t in (
-        GoTool("loki", "github.com/grafana/loki/v3", LOKI_VERSION, "./cmd/loki", True),
-        # Promtail left the Loki module in v3.6; v3.5 is the last release that has it.
-        GoTool("promtail", "github.com/grafana/loki/v3", LOKI_VERSION,
-               "./clients/cmd/promtail", True),
         GoTool("docker-compose", "github.com/docker/compose/v2", "v2.40.3", "./cmd"),
         # the Alertmanager version compose/ pins: its amtool checks compose's config, and
         # the lab runs the same Alertmanager
