@@ -1,4 +1,5 @@
-"""`python -m galera_tracker --log node1=/path/error.log ... --web.listen-address HOST:PORT`."""
+"""`python -m galera_tracker --config.clusters clusterscope.yml` (every Galera node's log the
+description names), or `--log [CLUSTER/]NODE=PATH ...`; `--web.listen-address HOST:PORT`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import signal
 import sys
 import threading
 
+from clusterscope_inventory.description import LOG_COMPONENTS, DescriptionError, load
 from prometheus_client import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
@@ -17,8 +19,11 @@ from galera_tracker.state import Tracker
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="galera_tracker", description="Follow Galera nodes' error"
                                 " logs and export state changes and SST/IST recoveries")
-    p.add_argument("--log", action="append", required=True, metavar="NODE=PATH",
-                   help="a node's error log (repeat per node)")
+    p.add_argument("--config.clusters", dest="clusters", default=None, metavar="FILE",
+                   help="the description of the monitored clusters (clusterscope.yml): the"
+                        " log of every node of role galera it names")
+    p.add_argument("--log", action="append", default=[], metavar="[CLUSTER/]NODE=PATH",
+                   help="a node's error log (repeat per node); CLUSTER is its cluster label")
     # Flag names follow the sibling ndbinfo_exporter (and Prometheus exporters generally);
     # the first spellings stay accepted, unlisted, so existing deployments keep working.
     p.add_argument("--web.listen-address", dest="listen", default="127.0.0.1:9199",
@@ -34,20 +39,39 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logs: dict[str, str] = {}
-    for item in args.log:
-        node, sep, path = item.partition("=")
-        if not sep or not node or not path:
-            print(f"galera_tracker: --log wants NODE=PATH, got {item!r}", file=sys.stderr)
+    logs: dict[tuple[str, str], str] = {}
+    if args.clusters:
+        try:
+            desc = load(args.clusters)
+        except DescriptionError as exc:
+            print(f"galera_tracker: {exc}", file=sys.stderr)
             return 2
-        logs[node] = path
-    tracker = Tracker(logs, args.state_file)
+        for src in desc.log_sources():
+            if src.component == LOG_COMPONENTS["galera"]:
+                logs[(src.cluster, src.node)] = src.path
+    for item in args.log:
+        key, sep, path = item.partition("=")
+        cluster, _, node = key.rpartition("/")
+        if not sep or not node or not path:
+            print(f"galera_tracker: --log wants [CLUSTER/]NODE=PATH, got {item!r}",
+                  file=sys.stderr)
+            return 2
+        logs[(cluster, node)] = path
+    if not logs:
+        print("galera_tracker: no log to follow: give --config.clusters (a description with"
+              " Galera nodes and their `log`) or --log", file=sys.stderr)
+        return 2
+    try:
+        tracker = Tracker(logs, args.state_file)
+    except ValueError as exc:
+        print(f"galera_tracker: {exc}", file=sys.stderr)
+        return 2
     registry = CollectorRegistry()
     registry.register(TrackerCollector(tracker))
     host, _, port = args.listen.rpartition(":")
     tracker.poll()  # the first scrape already sees what the logs hold
     start_http_server(int(port), addr=host or "127.0.0.1", registry=registry)
-    print(f"galera_tracker: following {', '.join(f'{n}={p}' for n, p in logs.items())};"
+    print(f"galera_tracker: following {', '.join(f'{c}/{n}={p}' for (c, n), p in logs.items())};"
           f" metrics on http://{args.listen}/metrics", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
