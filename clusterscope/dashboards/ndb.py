@@ -41,7 +41,9 @@ LINKS = [(NDB_OVERVIEW, "NDB overview"), (NDB_NODE, "NDB data node"),
 
 
 def _cluster_var() -> dash.QueryVariable:
-    return kit.prom_var("cluster", "cluster", "label_values(ndb_up, cluster)")
+    # the NDB clusters of the description (clusterscope.yml, via the inventory)
+    return kit.prom_var("cluster", "cluster",
+                        'label_values(clusterscope_cluster_info{kind="ndb"}, cluster)')
 
 
 def _node_var(multi: bool) -> dash.QueryVariable:
