@@ -167,3 +167,17 @@ def lab_scenario(lab: LabHandle) -> dict:
     # its series stay in VictoriaMetrics; the load and the service must not outlive us
     lab.cli("loadgen", "stop", "--experiment", "read_backup")
     return {"start": start, "end": time.time(), "steps": steps}
+
+
+@pytest.fixture(scope="session")
+def secrets_dir(tmp_path_factory) -> Path:
+    """Secret files as the README tells users to create them (0700 directory, 0644 files;
+    tests/test_compose_contract.py shows why)."""
+    d = tmp_path_factory.mktemp("secrets")
+    d.chmod(0o700)
+    from test_compose import SECRETS
+
+    for name in SECRETS:
+        (d / name).write_text("placeholder\n")
+        (d / name).chmod(0o644)
+    return d

@@ -13,6 +13,8 @@ them through one exporter each, in the multi-target pattern of mysqld_exporter's
 
 from __future__ import annotations
 
+from clusterscope_inventory.targets import STACK_JOBS
+
 SCRAPE_INTERVAL = "5s"
 SCRAPE_TIMEOUT = "4s"
 INVENTORY_JOB = "clusterscope_inventory"
@@ -50,3 +52,11 @@ def described_jobs(inventory: str, exporters: dict[str, str]) -> list[dict]:
     jobs += [{"job_name": job, "metrics_path": "/metrics", "http_sd_configs": sd(job)}
              for job in DIRECT_JOBS]
     return jobs
+
+
+def stack_jobs(inventory: str) -> list[dict]:
+    """The deployment's own optional services (tracker, ndbinfo_exporter's own metrics, the
+    loadgen), listed by the inventory only when the description needs them or the loadgen
+    is configured: what is not deployed has no target and no "down" alert."""
+    return [{"job_name": job, "metrics_path": "/metrics",
+             "http_sd_configs": [{"url": f"{inventory}/sd/{job}"}]} for job in STACK_JOBS]

@@ -17,6 +17,9 @@ from clusterscope.lab import description, mariadb
 from clusterscope.lab.core import Lab, LabError, wait_http
 
 MYSQLD_EXPORTER = "mysqld-exporter"
+# the part its service is listed under: neither galera's nor ndb's (it serves both, and it
+# is real while the NDB part's services are simulated)
+PART = "exporters"
 # Galera: the account every node but node2 uses, and node2's own (another password: the
 # lab always runs per-node credentials). NDB: the exporter account on every SQL node.
 GALERA_USER = "clusterscope_exporter"
@@ -59,7 +62,7 @@ def _binary() -> str:
         raise LabError(f"mysqld_exporter: {exc}") from exc
 
 
-def ensure_mysqld_exporter(lab: Lab, part: str) -> None:
+def ensure_mysqld_exporter(lab: Lab) -> None:
     """Start the lab's mysqld_exporter, or make the running one re-read the option file
     (mysqld_exporter's POST /-/reload, mysqld_exporter.go v0.19.0)."""
     cnf = write_option_file(lab)
@@ -72,7 +75,7 @@ def ensure_mysqld_exporter(lab: Lab, part: str) -> None:
         except OSError as exc:
             raise LabError(f"mysqld_exporter did not reload {cnf}: {exc}") from exc
         return
-    lab.spawn(MYSQLD_EXPORTER, part, f"mysqld_exporter {gotools.MYSQLD_EXPORTER_VERSION}"
+    lab.spawn(MYSQLD_EXPORTER, PART, f"mysqld_exporter {gotools.MYSQLD_EXPORTER_VERSION}"
               " probing every node (multi-target /probe)",
               [_binary(), f"--config.my-cnf={cnf}", f"--web.listen-address=127.0.0.1:{port}",
                *FLAGS],

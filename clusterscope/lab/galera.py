@@ -66,7 +66,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
         gn.wait_synced(lab, n)
     if garbd:
         start_garbd(lab)
-    exporters.ensure_mysqld_exporter(lab, NAME)
+    exporters.ensure_mysqld_exporter(lab)
     start_tracker(lab)
 
 

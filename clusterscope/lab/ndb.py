@@ -128,7 +128,7 @@ def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
                   port=None, simulated=True, wait_ready=ready,
                   extra={"cluster_log": str(cluster_log), "scenario": settings["scenario"],
                          "version": settings["version"], "socket": str(sock)})
-    exporters.ensure_mysqld_exporter(lab, NAME)
+    exporters.ensure_mysqld_exporter(lab)
     ndb_exporter.up(lab)
 
 

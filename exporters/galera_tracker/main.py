@@ -4,6 +4,7 @@ description names), or `--log [CLUSTER/]NODE=PATH ...`; `--web.listen-address HO
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -40,15 +41,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logs: dict[tuple[str, str], str] = {}
+    explicit: dict[tuple[str, str], str] = {}
     if args.clusters:
         try:
-            desc = load(args.clusters)
+            logs.update(described_logs(args.clusters))
         except DescriptionError as exc:
             print(f"galera_tracker: {exc}", file=sys.stderr)
             return 2
-        for src in desc.log_sources():
-            if src.component == LOG_COMPONENTS["galera"]:
-                logs[(src.cluster, src.node)] = src.path
     for item in args.log:
         key, sep, path = item.partition("=")
         cluster, _, node = key.rpartition("/")
@@ -56,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"galera_tracker: --log wants [CLUSTER/]NODE=PATH, got {item!r}",
                   file=sys.stderr)
             return 2
-        logs[(cluster, node)] = path
-    if not logs:
+        explicit[(cluster, node)] = path
+    logs.update(explicit)
+    if not logs and not args.clusters:
         print("galera_tracker: no log to follow: give --config.clusters (a description with"
               " Galera nodes and their `log`) or --log", file=sys.stderr)
         return 2
@@ -76,10 +76,46 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    watch = DescriptionWatch(args.clusters) if args.clusters else None
     while not stop.wait(args.interval):
+        if watch is not None and watch.changed():
+            try:
+                # the description changed: follow its Galera logs (and any --log) from now on
+                tracker.update({**described_logs(args.clusters), **explicit})
+            except DescriptionError as exc:
+                print(f"galera_tracker: {exc}; still following the logs of the last good"
+                      " description", file=sys.stderr, flush=True)
         tracker.poll()
     tracker.save()
     return 0
+
+
+def described_logs(path: str) -> dict[tuple[str, str], str]:
+    """(cluster, node) -> log of every Galera node of the description that names one."""
+    return {(src.cluster, src.node): src.path for src in load(path).log_sources()
+            if src.component == LOG_COMPONENTS["galera"]}
+
+
+class DescriptionWatch:
+    """Tells when the description file changed (inode, size or mtime), cheaply."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.stamp = self._stamp()
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
+    def changed(self) -> bool:
+        stamp = self._stamp()
+        if stamp == self.stamp:
+            return False
+        self.stamp = stamp
+        return True
 
 
 if __name__ == "__main__":

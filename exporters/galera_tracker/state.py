@@ -158,19 +158,39 @@ class Tracker:
                  state_file: str | None = None) -> None:
         """`logs`: (cluster, node) -> path, or node -> path (one unnamed cluster)."""
         self.nodes: dict[str, Node] = {}
-        for key, path in logs.items():
-            cluster, name = key if isinstance(key, tuple) else ("", key)
-            self.nodes[_key(cluster, name)] = Node(name, path, cluster)
         self.state_file = Path(state_file) if state_file else None
         self.lock = threading.Lock()
-        if self.state_file and self.state_file.exists():
-            try:
-                saved = json.loads(self.state_file.read_text()).get("nodes", {})
-            except (OSError, json.JSONDecodeError, AttributeError):
-                saved = {}
-            for key, node in self.nodes.items():
+        self.update(logs)
+
+    def _saved(self) -> dict:
+        if not (self.state_file and self.state_file.exists()):
+            return {}
+        try:
+            saved = json.loads(self.state_file.read_text()).get("nodes", {})
+        except (OSError, json.JSONDecodeError, AttributeError):
+            return {}
+        return saved if isinstance(saved, dict) else {}
+
+    def update(self, logs: dict[tuple[str, str], str] | dict[str, str]) -> None:
+        """Follow these logs from now on (the description changed): a node already followed
+        keeps its state, a new one starts from what the state file knows of it."""
+        with self.lock:
+            wanted: dict[str, tuple[str, str, str]] = {}
+            for key, path in logs.items():
+                cluster, name = key if isinstance(key, tuple) else ("", key)
+                wanted[_key(cluster, name)] = (cluster, name, path)
+            if self.nodes:
+                self._save()
+            saved = self._saved()
+            for key in list(self.nodes):
+                if key not in wanted or self.nodes[key].follower.path != wanted[key][2]:
+                    del self.nodes[key]
+            for key, (cluster, name, path) in wanted.items():
+                if key in self.nodes:
+                    continue
+                node = self.nodes[key] = Node(name, path, cluster)
                 # a state file from before clusters keyed nodes by name alone
-                d = saved.get(key) or saved.get(node.name)
+                d = saved.get(key) or saved.get(name)
                 if isinstance(d, dict):
                     node.restore(d)
 
@@ -178,13 +198,19 @@ class Tracker:
         with self.lock:
             n = sum(node.poll() for node in self.nodes.values())
             if n:
-                self.save()
+                self._save()
             return n
 
     def save(self) -> None:
+        with self.lock:
+            self._save()
+
+    def _save(self) -> None:
         if not self.state_file:
             return
-        data = {"nodes": {name: node.to_dict() for name, node in self.nodes.items()}}
+        # nodes no longer followed keep their saved state (they may come back)
+        data = {"nodes": {**self._saved(),
+                          **{name: node.to_dict() for name, node in self.nodes.items()}}}
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         os.replace(tmp, self.state_file)
