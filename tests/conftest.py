@@ -62,8 +62,14 @@ class LabHandle:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`demo` tests run last: they replay the whole scenario in the lab the others left up."""
-    items.sort(key=lambda item: item.get_closest_marker("demo") is not None)
+    """`shapes` tests run first: they bring up labs of their own before the shared one
+    exists. `demo` tests run last: they replay the whole scenario in the lab the others
+    left up."""
+    def order(item: pytest.Item) -> int:
+        if item.get_closest_marker("shapes") is not None:
+            return 0
+        return 2 if item.get_closest_marker("demo") is not None else 1
+    items.sort(key=order)
 
 
 @pytest.fixture(scope="session")

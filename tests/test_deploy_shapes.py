@@ -88,8 +88,8 @@ def expected_targets(shape: str) -> set[tuple]:
         return ndbinfo | ndb_sql | galera("staging-galera", g3) | tracker
     if shape == "two-galera":
         acc = [(f"a{i}", f"10.1.0.1{i}:3306") for i in (1, 2, 3)]
-        orders = [(f"o{i}", f"10.2.0.1{i}:3306") for i in (1, 2, 3, 4, 5)]
-        return (galera("accounts-db", acc) | galera("orders-db5", orders, {"o5": "client.o5"})
+        orders = [(f"o{i}", f"10.2.0.1{i}:3306") for i in (1, 2, 3, 4)]
+        return (galera("accounts-db", acc) | galera("orders-db5", orders, {"o4": "client.o4"})
                 | tracker)
     raise KeyError(shape)
 
@@ -143,8 +143,8 @@ def test_each_shape_scrapes_what_its_description_lists(secrets_dir, tmp_path, sh
                                     timeout=5) as r:
             urls = [t["scrapeUrl"] for t in json.loads(r.read())["data"]["activeTargets"]]
         if shape == "two-galera":
-            assert any("mysqld-exporter:9104/probe?" in u and "auth_module=client.o5" in u
-                       and "target=10.2.0.15%3A3306" in u for u in urls), urls
+            assert any("mysqld-exporter:9104/probe?" in u and "auth_module=client.o4" in u
+                       and "target=10.2.0.14%3A3306" in u for u in urls), urls
         if shape == "ndb-only":
             assert any(u.startswith("http://ndbinfo-exporter:9723/probe?cluster=staging-ndb")
                        for u in urls), urls
