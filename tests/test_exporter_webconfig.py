@@ -592,18 +592,20 @@ def test_unknown_user_costs_what_a_known_one_does(pki: PKI, exporters: Exporters
     cost (a fresh password each time: a cached answer would be fast for both)."""
     assert isinstance(exporters.start(users(pki, tls=False)), Running)
 
-    def median(user: str) -> float:
-        took = []
-        for i in range(5):
-            t0 = time.perf_counter()
-            assert request(pki, Client(user=user, password=f"wrong-{user}-{i}")).status == 401
-            took.append(time.perf_counter() - t0)
-        return sorted(took)[2]
+    def took(user: str, i: int) -> float:
+        t0 = time.perf_counter()
+        assert request(pki, Client(user=user, password=f"wrong-{user}-{i}")).status == 401
+        return time.perf_counter() - t0
 
-    median("nobody")  # the first unknown user makes the dummy hash
-    known, unknown = median("scraper"), median("nobody-else")
-    # one bcrypt of cost 10 each; without the dummy the unknown one is ~5x faster
-    assert 0.5 < unknown / known < 2.0, (known, unknown)
+    took("nobody", 0)  # the first unknown user makes the dummy hash
+    times: dict[str, list[float]] = {"scraper": [], "nobody-else": []}
+    for i in range(7):  # interleaved: a busy machine slows both alike
+        for user, seen in times.items():
+            seen.append(took(user, i))
+    known, unknown = (sorted(times[u])[3] for u in ("scraper", "nobody-else"))
+    # one bcrypt of cost 10 each (the review: 16 ms vs 77 ms; before the dummy hash the
+    # ratio was ~0.03 here); wide bounds, the shared machine is noisy
+    assert 1 / 3 < unknown / known < 3, (known, unknown)
 
 
 def test_password_longer_than_bcrypt_reads_is_a_401(pki: PKI, exporters: Exporters) -> None:

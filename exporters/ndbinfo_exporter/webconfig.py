@@ -614,6 +614,7 @@ class WebConfig:
         # bcrypt is CPU-heavy on purpose: one check at a time (handler.go bcryptMtx)
         self._bcrypt_lock = threading.Lock()
         self._dummy: dict[int, bytes] = {}
+        self._dummy_lock = threading.Lock()
 
     @property
     def ssl_context(self) -> ssl.SSLContext | None:
@@ -705,7 +706,8 @@ class WebConfig:
         return ok
 
     def _dummy_hash(self, cost: int) -> bytes:
-        with self._lock:
+        # its own lock: making the hash takes a bcrypt, which must not hold up current()
+        with self._dummy_lock:
             h = self._dummy.get(cost)
             if h is None:
                 # a random secret: nobody can log in with it, whatever the user name
