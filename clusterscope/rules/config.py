@@ -101,26 +101,13 @@ def url(v: object) -> str | None:
     return None
 
 
-def label_value(v: object) -> str | None:
-    if not isinstance(v, str) or not v or any(c in v for c in '"\\\n'):
-        return f"{v!r} is not a label value (no quotes, backslashes or newlines)"
-    return None
-
-
-class Mapping:
-    """A free-form mapping (cluster name -> size): keys and values each checked."""
-
-    def __init__(self, key: Check, value: Check, optional: bool = False) -> None:
-        self.key, self.value, self.optional = key, value, optional
-
-
 D, C, C1, N, R = duration, count, positive_count, number, ratio
-SCHEMA: dict[str, dict[str, Check | Mapping | dict[str, Check]]] = {
+SCHEMA: dict[str, dict[str, Check | dict[str, Check]]] = {
     "links": {"runbook_base_url": url, "dashboard_base_url": url},
     "dashboards": dict.fromkeys(("ndb_overview", "ndb_node", "ndb_restarts", "galera",
                                  "experiments", "logs"), uid),
-    "selectors": dict.fromkeys(("ndb", "galera", "galera_tracker", "loadgen", "vmalert"),
-                               selector),
+    "selectors": dict.fromkeys(("ndb", "galera", "galera_tracker", "loadgen", "vmalert",
+                                "inventory"), selector),
     "ndb": {
         "restart_event_window": D, "restart_history": D, "restart_min_earlier": C,
         "restart_regression_factor": factor, "restart_regression_min_growth_seconds": N,
@@ -133,12 +120,11 @@ SCHEMA: dict[str, dict[str, Check | Mapping | dict[str, Check]]] = {
         "ldm_cpu_avg_over": D, "ldm_cpu_for": D, "transporter_overloaded_for": D,
         "transporter_overloads_max": C, "transporter_disconnected_for": D,
         "arbitrator_lost_for": D, "version_mismatch_for": D, "exporter_down_for": D,
-        "exporter_scrape_seconds_max": N, "collector_failing_for": D,
+        "sql_node_down_for": D, "exporter_scrape_seconds_max": N, "collector_failing_for": D,
     },
     "galera": {
         "node_not_ready_for": D, "exporter_down_for": D, "non_primary_for": D,
-        "out_of_sync_for": D, "expected_cluster_size": Mapping(label_value, C1, optional=True),
-        "cluster_size_history": D, "cluster_size_reduced_for": D,
+        "out_of_sync_for": D, "cluster_size_history": D, "cluster_size_reduced_for": D,
         "flow_control_paused_max": R, "flow_control_for": D, "recv_queue_max": N,
         "recv_queue_for": D, "cert_failures_per_second_max": N, "cert_failures_for": D,
         "connections_used_ratio_max": R, "connections_for": D, "restarted_within": D,
@@ -167,21 +153,10 @@ def check(data: object, where: str = "rules/config.yaml") -> dict:
         for name, sub in schema.items():
             here = prefix + name
             if name not in v:
-                if isinstance(sub, Mapping) and sub.optional:
-                    continue
                 raise fail(here, "missing")
             value = v[name]
             if isinstance(sub, dict):
                 mapping(value, here, sub)
-            elif isinstance(sub, Mapping):
-                if value is None and sub.optional:
-                    continue
-                if not isinstance(value, dict):
-                    raise fail(here, f"must be a mapping, not {value!r:.60}")
-                for k, item in value.items():
-                    problem = sub.key(k) or sub.value(item)
-                    if problem:
-                        raise fail(f"{here}.{k}", problem)
             else:
                 problem = sub(value)
                 if problem:

@@ -1,0 +1,5 @@
+import sys
+
+from clusterscope_inventory.main import main
+
+sys.exit(main())

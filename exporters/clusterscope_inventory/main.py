@@ -1,0 +1,88 @@
+"""`python -m clusterscope_inventory --config.file clusterscope.yml`: serve the description
+as service discovery and metrics; `--check` validates it and prints what follows from it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+
+from clusterscope_inventory import __version__
+from clusterscope_inventory.description import DescriptionError, load
+from clusterscope_inventory.server import Inventory, make_server
+from clusterscope_inventory.targets import JOBS, STACK_JOBS, targets
+
+DEFAULT_LISTEN = "127.0.0.1:9110"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="clusterscope_inventory", description="Serve the"
+                                " description of the monitored clusters as Prometheus HTTP"
+                                " service discovery (/sd/<job>) and metrics (/metrics).")
+    p.add_argument("--config.file", dest="config", required=True,
+                   help="the description (clusterscope.yml)")
+    p.add_argument("--web.listen-address", dest="listen", default=DEFAULT_LISTEN,
+                   help=f"host:port (default {DEFAULT_LISTEN})")
+    for job in STACK_JOBS:
+        flag = job.replace("_", "-")
+        p.add_argument(f"--target.{flag}", dest=f"target_{job}", default="",
+                       metavar="HOST:PORT",
+                       help=f"where the deployment's {job} answers; /sd/{job} lists it when"
+                            " the description needs it (empty: not deployed)")
+    p.add_argument("--check", action="store_true",
+                   help="validate the description, print each job's targets and exit")
+    p.add_argument("--log.level", dest="log_level", default="info",
+                   choices=["debug", "info", "warn", "error"])
+    p.add_argument("--version", action="version", version=f"clusterscope_inventory {__version__}")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper().replace("WARN", "WARNING"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.check:
+        try:
+            desc = load(args.config)
+        except DescriptionError as exc:
+            print(f"clusterscope_inventory: {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps({job: targets(desc, job) for job in JOBS}, indent=2))
+        return 0
+    host, sep, port = args.listen.rpartition(":")
+    if not sep or not port.isdigit():
+        print(f"clusterscope_inventory: --web.listen-address {args.listen!r}: expected"
+              " host:port", file=sys.stderr)
+        return 2
+    try:
+        inventory = Inventory(args.config)
+    except DescriptionError as exc:
+        print(f"clusterscope_inventory: {exc}", file=sys.stderr)
+        return 2
+    try:
+        stack = {job: getattr(args, f"target_{job}") for job in STACK_JOBS
+                 if getattr(args, f"target_{job}")}
+        server = make_server((host.strip("[]") or "0.0.0.0", int(port)), inventory, stack)
+    except OSError as exc:
+        print(f"clusterscope_inventory: cannot listen on {args.listen}: {exc.strerror}",
+              file=sys.stderr)
+        return 2
+    desc = inventory.description
+    logging.getLogger("clusterscope_inventory").info(
+        "serving %s on http://%s (clusters: %s)", args.config, args.listen,
+        ", ".join(f"{c.name} ({c.kind}, {len(c.nodes)} nodes)" for c in desc.clusters)
+        or "none")
+
+    def stop(signum: int, frame: object) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,151 @@
+"""The inventory service: the description, re-read when it changes, served as HTTP service
+discovery (`/sd/<job>`) and as metrics (`/metrics`) that rules and dashboards join on.
+
+A description that stops parsing keeps the last good one in service (nothing the scrapes
+depend on disappears because of a typo), says why in the log once, and reports
+`clusterscope_inventory_config_last_reload_successful 0` until it parses again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from clusterscope_inventory.description import (
+    ROLES,
+    Description,
+    DescriptionError,
+    load,
+)
+from clusterscope_inventory.targets import JOBS, STACK_JOBS, stack_targets, targets
+
+log = logging.getLogger("clusterscope_inventory")
+
+
+class Inventory:
+    """The current description of `path`; `current()` re-reads it when the file changed."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.lock = threading.Lock()
+        self._seen: tuple[int, int, int] | None = None
+        self.description = load(self.path)  # the first read must succeed: no last good one
+        self._seen = self._stamp()
+        self.ok = True
+        self.loaded_at = time.time()
+        self.error: str | None = None
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
+    def current(self) -> Description:
+        with self.lock:
+            stamp = self._stamp()
+            if stamp != self._seen:
+                self._seen = stamp
+                try:
+                    self.description = load(self.path)
+                    self.ok, self.loaded_at, self.error = True, time.time(), None
+                    log.info("%s: reloaded: %d cluster(s)", self.path,
+                             len(self.description.clusters))
+                except DescriptionError as exc:
+                    self.ok, self.error = False, str(exc)
+                    log.error("%s; still serving the last good description", exc)
+            return self.description
+
+
+class InventoryCollector(Collector):
+    def __init__(self, inventory: Inventory) -> None:
+        self.inventory = inventory
+
+    def collect(self):  # noqa: ANN201 - prometheus_client's interface
+        desc = self.inventory.current()
+        info = GaugeMetricFamily("clusterscope_cluster_info", "A cluster the description"
+                                 " lists (1), with its kind.", labels=["cluster", "kind"])
+        members = GaugeMetricFamily("clusterscope_cluster_members", "How many nodes of each"
+                                    " role the description lists for the cluster.",
+                                    labels=["cluster", "kind", "role"])
+        nodes = GaugeMetricFamily("clusterscope_node_info", "A node the description lists"
+                                  " (1), with its role.", labels=["cluster", "node", "role"])
+        for c in desc.clusters:
+            info.add_metric([c.name, c.kind], 1)
+            for role in ROLES[c.kind]:
+                members.add_metric([c.name, c.kind, role], len(c.members(role)))
+            for n in c.nodes:
+                nodes.add_metric([c.name, n.name, n.role], 1)
+        yield from (info, members, nodes)
+        yield GaugeMetricFamily("clusterscope_inventory_config_last_reload_successful",
+                                "1 when the description parsed at its last change.",
+                                value=1 if self.inventory.ok else 0)
+        yield GaugeMetricFamily(
+            "clusterscope_inventory_config_last_reload_success_timestamp_seconds",
+            "When the description last parsed.", value=self.inventory.loaded_at)
+
+
+def make_server(address: tuple[str, int], inventory: Inventory,
+                stack: dict[str, str] | None = None) -> ThreadingHTTPServer:
+    """`stack`: the addresses of the deployment's own optional services (STACK_JOBS)."""
+    stack = stack or {}
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(InventoryCollector(inventory))
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "clusterscope_inventory"
+
+        def log_message(self, fmt: str, *args: object) -> None:  # quiet access log
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            path = urlsplit(self.path).path
+            if path.startswith("/sd/"):
+                job = path[len("/sd/"):]
+                if job in JOBS:
+                    found = targets(inventory.current(), job)
+                elif job in STACK_JOBS:
+                    found = stack_targets(inventory.current(), job, stack.get(job))
+                else:
+                    jobs = ", ".join((*JOBS, *STACK_JOBS))
+                    self._send(404, "text/plain; charset=utf-8",
+                               f"no job {job!r}; jobs: {jobs}\n".encode())
+                    return
+                self._send(200, "application/json", json.dumps(found).encode())
+            elif path == "/metrics":
+                self._send(200, "text/plain; version=0.0.4; charset=utf-8",
+                           generate_latest(registry))
+            elif path in ("/-/healthy", "/-/ready"):
+                self._send(200, "text/plain; charset=utf-8", b"ok\n")
+            elif path == "/":
+                links = "".join(f'<li><a href="/sd/{j}">/sd/{j}</a></li>'
+                                for j in (*JOBS, *STACK_JOBS))
+                self._send(200, "text/html; charset=utf-8",
+                           f"<html><body><h1>clusterscope inventory</h1><ul>{links}"
+                           f'<li><a href="/metrics">/metrics</a></li></ul></body></html>'
+                           .encode())
+            else:
+                self._send(404, "text/plain; charset=utf-8", b"not found\n")
+
+        def _send(self, code: int, ctype: str, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+    return Server(address, Handler)
