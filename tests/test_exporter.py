@@ -600,7 +600,7 @@ def test_malformed_my_cnf_fails_at_start(tmp_path: Path, capsys, content: str,
     ("basic_auth_users: [\n", "not valid YAML"),
     ("basic_auth_user:\n  a: b\n", "unknown key"),
     ("basic_auth_users:\n  prom: secret\n", "not a bcrypt hash"),
-    ("tls_server_config:\n  cert_file: nope.crt\n  key_file: nope.key\n", "does not exist"),
+    ("tls_server_config:\n  cert_file: nope.crt\n  key_file: nope.key\n", "no such file"),
 ])
 def test_malformed_web_config_fails_at_start(tmp_path: Path, capsys, content: str,
                                              problem: str) -> None:
