@@ -33,7 +33,8 @@ $(VENV)/.installed: pyproject.toml exporters/pyproject.toml loadgen/pyproject.to
 
 venv: $(VENV)/.installed
 
-# Loki, promtail, docker compose and amtool are built from the Go module proxy and cached
+# VictoriaMetrics, VictoriaLogs, the OpenTelemetry Collector (otelcol/), docker compose and
+# amtool are built from the Go module proxy and cached
 # in ~/.cache/clusterscope/bin (the first build takes minutes; later runs reuse it).
 tools: venv
 	$(CS) tools build
