@@ -109,7 +109,7 @@ def test_uids_are_the_published_ones_and_stable() -> None:
 
 def test_alert_dashboard_urls_point_at_existing_dashboards() -> None:
     urls = []
-    for f in sorted((REPO / "rules").glob("*.yml")):
+    for f in sorted((REPO / "rules").rglob("*.yml")):  # metric and log rules
         for group in (yaml.safe_load(f.read_text()) or {}).get("groups", []):
             for rule in group.get("rules", []):
                 url = rule.get("annotations", {}).get("dashboard_url")
