@@ -14,10 +14,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
+from clusterscope_inventory.server import Inventory, make_server
 from clusterscope_logs import collector
 from helpers import eventually
 from logship import endpoint, lines_of, start_collector, store_and_shipper
@@ -398,6 +402,26 @@ def test_compose_ships_real_cluster_logs_as_the_description_says(models, tmp_pat
     assert all(e.labels.get("level") for e in entries)  # every line parsed
     assert {e.labels["level"] for e in galera} >= {"info", "warning"}
     assert all("simulated" not in e.labels for e in entries)  # a real cluster's logs
+
+
+def test_a_description_the_collector_could_not_load_is_refused_by_name(tmp_path) -> None:
+    """A time zone Go cannot load would stop the collector at start: the inventory answers
+    /config/otelcol.yaml with the reason instead, naming the cluster."""
+    desc = tmp_path / "clusterscope.yml"
+    desc.write_text("clusters:\n  - name: g1\n    kind: galera\n    log_timezone: CEST\n"
+                    "    nodes: [{name: n1, address: 'h:3306', log: /srv/logs/n1.err}]\n")
+    server = make_server(("127.0.0.1", 0), Inventory(desc))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/config/otelcol.yaml"
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(url, timeout=10)
+        assert err.value.code == 500
+        assert "cluster g1: log_timezone 'CEST' is not a time zone name" in err.value.read(
+            ).decode()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 # -- the Dockerfiles ----------------------------------------------------------------------

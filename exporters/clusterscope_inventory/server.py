@@ -120,7 +120,11 @@ def make_server(address: tuple[str, int], inventory: Inventory) -> ThreadingHTTP
                 body = json.dumps(targets(inventory.current(), job)).encode()
                 self._send(200, "application/json", body)
             elif path == "/config/otelcol.yaml":
-                body = container_config(inventory.current().log_sources()).encode()
+                try:
+                    body = container_config(inventory.current().log_sources()).encode()
+                except ValueError as exc:  # a source the collector could not load
+                    self._send(500, "text/plain; charset=utf-8", f"{exc}\n".encode())
+                    return
                 self._send(200, "application/yaml; charset=utf-8", body)
             elif path == "/metrics":
                 self._send(200, "text/plain; version=0.0.4; charset=utf-8",

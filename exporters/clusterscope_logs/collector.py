@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import zoneinfo
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -75,7 +76,21 @@ class Stream:
         return f"file_log/{name}.{digest}"
 
 
+def check_timezone(zone: str, where: str) -> str:
+    """A zone the collector can load (Go's time.LoadLocation reads the same IANA database
+    as Python's zoneinfo); "Local" is the collector's own zone. A bad name would stop the
+    collector at start with Go's error, so it is refused here, naming the source."""
+    if zone != "Local":
+        try:
+            zoneinfo.ZoneInfo(zone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"{where}: log_timezone {zone!r} is not a time zone name (such"
+                             " as UTC or Europe/Berlin)") from exc
+    return zone
+
+
 def stream_of(source: LogSource) -> Stream:
+    check_timezone(source.timezone, f"cluster {source.cluster}")
     labels = {"cluster": source.cluster, "component": source.component}
     # the NDB cluster log is the whole cluster's: each line names its reporting node
     if source.component != lf.NDB_MGMD:
