@@ -4,8 +4,8 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 CS := $(VENV)/bin/clusterscope
-APT_PACKAGES := mariadb-server mariadb-client galera-4 mariadb-backup sysbench \
-	prometheus-mysqld-exporter victoria-metrics prometheus prometheus-alertmanager \
+APT_PACKAGES := mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup \
+	sysbench victoria-metrics prometheus prometheus-alertmanager prometheus-node-exporter \
 	rsync chromium socat shellcheck python3-venv psmisc procps lsof ca-certificates
 GO ?= $(shell command -v go || echo /usr/local/go/bin/go)
 export PATH := $(dir $(GO)):$(PATH)
@@ -33,9 +33,10 @@ $(VENV)/.installed: pyproject.toml exporters/pyproject.toml loadgen/pyproject.to
 
 venv: $(VENV)/.installed
 
-# VictoriaMetrics, VictoriaLogs, the OpenTelemetry Collector (otelcol/), docker compose and
-# amtool are built from the Go module proxy and cached
-# in ~/.cache/clusterscope/bin (the first build takes minutes; later runs reuse it).
+# VictoriaMetrics, vmagent, vmalert, Alertmanager, amtool, mysqld_exporter, VictoriaLogs, the
+# OpenTelemetry Collector (otelcol/) and docker compose are built from the Go module proxy at
+# the versions compose pins and cached in ~/.cache/clusterscope/bin (the first build takes
+# minutes; later runs reuse it).
 tools: venv
 	$(CS) tools build
 

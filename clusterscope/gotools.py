@@ -66,6 +66,11 @@ VLOGS_MODULE = "github.com/VictoriaMetrics/VictoriaLogs"
 VLOGS_VERSION = "v1.52.1"
 # The OpenTelemetry Collector release every module of otelcol/go.mod belongs to
 OTELCOL_VERSION = "v0.165.0"
+# compose pins prom/mysqld-exporter at the same release. v0.17.2 is not served by the Go
+# module proxy here; v0.19.0 is, and its /probe?target=&auth_module= (probe.go) and option
+# file handling (config/config.go: one section per auth_module, `client.x` inheriting from
+# `client`, values through os.ExpandEnv) are what the deployment relies on.
+MYSQLD_EXPORTER_VERSION = "v0.19.0"
 
 
 def _vm_tool(app: str) -> GoTool:
@@ -87,6 +92,10 @@ TOOLS: dict[str, GoTool] = {
                "./cmd/amtool"),
         GoTool("alertmanager", "github.com/prometheus/alertmanager", ALERTMANAGER_VERSION,
                "./cmd/alertmanager",
+               ldflags="-X github.com/prometheus/common/version.Version={version_bare}"),
+        # Debian's prometheus-mysqld-exporter is 0.14, which has no multi-target /probe
+        GoTool("mysqld_exporter", "github.com/prometheus/mysqld_exporter",
+               MYSQLD_EXPORTER_VERSION, ".",
                ldflags="-X github.com/prometheus/common/version.Version={version_bare}"),
         _vm_tool("victoria-metrics"),
         _vm_tool("vmagent"),

@@ -62,8 +62,14 @@ class LabHandle:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`demo` tests run last: they replay the whole scenario in the lab the others left up."""
-    items.sort(key=lambda item: item.get_closest_marker("demo") is not None)
+    """`shapes` tests run first: they bring up labs of their own before the shared one
+    exists. `demo` tests run last: they replay the whole scenario in the lab the others
+    left up."""
+    def order(item: pytest.Item) -> int:
+        if item.get_closest_marker("shapes") is not None:
+            return 0
+        return 2 if item.get_closest_marker("demo") is not None else 1
+    items.sort(key=order)
 
 
 @pytest.fixture(scope="session")
@@ -167,3 +173,17 @@ def lab_scenario(lab: LabHandle) -> dict:
     # its series stay in VictoriaMetrics; the load and the service must not outlive us
     lab.cli("loadgen", "stop", "--experiment", "read_backup")
     return {"start": start, "end": time.time(), "steps": steps}
+
+
+@pytest.fixture(scope="session")
+def secrets_dir(tmp_path_factory) -> Path:
+    """Secret files as the README tells users to create them (0700 directory, 0644 files;
+    tests/test_compose_contract.py shows why)."""
+    d = tmp_path_factory.mktemp("secrets")
+    d.chmod(0o700)
+    from test_compose import SECRETS
+
+    for name in SECRETS:
+        (d / name).write_text("placeholder\n")
+        (d / name).chmod(0o644)
+    return d

@@ -30,7 +30,7 @@ from test_logs_formats import MARIADB_SST, NDB_MANUAL
 from clusterscope import gotools, paths
 from clusterscope.deploy import compose as compose_config
 from clusterscope.deploy import dockerfile_lint
-from clusterscope.lab import galera, monitoring
+from clusterscope.lab import exporters, monitoring
 from clusterscope.lab.core import http_ok
 from clusterscope.logs import store
 from clusterscope.rules import alertmanager
@@ -39,39 +39,35 @@ REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "compose"
 BASE = COMPOSE / "docker-compose.yml"
 SCALE = COMPOSE / "docker-compose.scale.yml"
-SECRETS = ["ndbinfo_exporter.my.cnf", "mysqld_exporter.my.cnf", "loadgen.my.cnf",
+EXAMPLES = COMPOSE / "examples"
+SECRETS = ["exporters.my.cnf", "loadgen.my.cnf",
            "alertmanager_webhook_url", "grafana_admin_password", "lab_db_root_password",
            "lab_exporter_password", "lab_loadgen_password", "lab_galera_sst.cnf"]
-LAB_SERVICES = {"ndb-mgmd", "ndb-data1", "ndb-data2", "ndb-sql",
+LAB_SERVICES = {"ndb-mgmd", "ndb-data1", "ndb-data2", "ndb-sql", "ndb-sql2",
                 "galera-node1", "galera-node2", "galera-node3", "galera-logs-init"}
 # one-shot services: they run to completion, so no healthcheck and no restart
 ONE_SHOT = {"galera-logs-init"}
-
-
-@pytest.fixture(scope="module")
-def secrets_dir(tmp_path_factory) -> Path:
-    """Secret files as the README tells users to create them (0700 directory, 0644 files;
-    tests/test_compose_contract.py shows why)."""
-    d = tmp_path_factory.mktemp("secrets")
-    d.chmod(0o700)
-    for name in SECRETS:
-        (d / name).write_text("placeholder\n")
-        (d / name).chmod(0o644)
-    return d
+# the log store and shipper (issue 25 replaces them)
+LOG_SERVICES = {"victoria-logs", "otelcol", "vmalert-logs"}
 
 
 def run_config(secrets_dir: Path, *args: str, files: tuple[Path, ...] = (BASE,),
                env: dict[str, str] | None = None, check: bool = True,
-               env_file: Path = COMPOSE / ".env.example") -> subprocess.CompletedProcess:
+               shape: str = "ndb-and-galera", env_file: Path | None = None,
+               fmt: str = "json") -> subprocess.CompletedProcess:
+    """The real Compose on compose/ with an example's .env and description, as a user who
+    copied `examples/<shape>/.` into compose/ runs it (CLUSTERS_DIR points at the example's
+    directory instead of a copy)."""
     argv = [str(gotools.path_of("docker-compose"))]
     for f in files:
         argv += ["-f", str(f)]
-    argv += ["--env-file", str(env_file), "--project-directory", str(COMPOSE),
-             *args, "config", "--format", "json"]
+    argv += ["--env-file", str(env_file or EXAMPLES / shape / ".env"),
+             "--project-directory", str(COMPOSE), *args, "config", "--format", fmt]
     # only what the test sets: no stray COMPOSE_* or .env of the machine running it
     # CLUSTER_LOG_GID has no example value: each host has its own log group (here: 27)
     run_env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"),
-               "SECRETS_DIR": str(secrets_dir), "CLUSTER_LOG_GID": "27", **(env or {})}
+               "SECRETS_DIR": str(secrets_dir), "CLUSTER_LOG_GID": "27",
+               "CLUSTERS_DIR": f"./examples/{shape}/clusters", **(env or {})}
     proc = subprocess.run(argv, capture_output=True, text=True, env=run_env, timeout=120)
     if check:
         assert proc.returncode == 0, proc.stderr
@@ -80,19 +76,24 @@ def run_config(secrets_dir: Path, *args: str, files: tuple[Path, ...] = (BASE,),
 
 def config_without(setting: str, secrets_dir: Path, tmp_path: Path
                    ) -> subprocess.CompletedProcess:
-    """`docker compose config` with an .env.example that lacks one setting."""
+    """`docker compose config` with an example .env that lacks one setting."""
     env = tmp_path / ".env"
-    env.write_text("\n".join(ln for ln in (COMPOSE / ".env.example").read_text().splitlines()
-                             if not ln.startswith(f"{setting}=")) + "\n")
-    return run_config(secrets_dir, env_file=env, check=False)
+    env.write_text("\n".join(ln for ln in (EXAMPLES / "ndb-and-galera" / ".env").read_text()
+                             .splitlines() if not ln.startswith(f"{setting}=")) + "\n")
+    return run_config(secrets_dir, env_file=env, check=False, env={setting: ""}
+                      if setting == "CLUSTER_LOG_GID" else None)
+
+
+# everything a staging deployment may run: both products and the loadgen
+EVERYTHING = {"COMPOSE_PROFILES": "ndb,galera,loadgen", "LOADGEN_CLUSTER": "staging-galera"}
 
 
 @pytest.fixture(scope="module")
 def models(secrets_dir) -> dict[str, dict]:
     """The interpolated model of each way users run it."""
     return {
-        "default": json.loads(run_config(secrets_dir).stdout),
-        "lab": json.loads(run_config(secrets_dir, "--profile", "lab").stdout),
+        "default": json.loads(run_config(secrets_dir, env=EVERYTHING).stdout),
+        "lab": json.loads(run_config(secrets_dir, shape="lab").stdout),
         "scale": json.loads(run_config(secrets_dir, files=(BASE, SCALE)).stdout),
     }
 
@@ -100,11 +101,11 @@ def models(secrets_dir) -> dict[str, dict]:
 # -- the model ----------------------------------------------------------------------------
 def test_profiles_select_the_services(models) -> None:
     default, lab, scale = (set(models[k]["services"]) for k in ("default", "lab", "scale"))
-    monitoring_stack = {"ndbinfo-exporter", "galera-tracker", "mysqld-exporter", "loadgen",
-                        "victoria-metrics", "vmalert", "alertmanager", "grafana", "inventory",
-                        "victoria-logs", "otelcol", "vmalert-logs"}
+    monitoring_stack = {"inventory", "ndbinfo-exporter", "galera-tracker", "mysqld-exporter",
+                        "loadgen", "victoria-metrics", "vmalert", "alertmanager", "grafana",
+                        *LOG_SERVICES}
     assert default == monitoring_stack
-    assert lab == monitoring_stack | LAB_SERVICES
+    assert lab == monitoring_stack - {"loadgen"} | LAB_SERVICES
     # the override swaps the single-node services for their scalable versions
     assert {"victoria-metrics", "victoria-logs"}.isdisjoint(scale)
     assert {"vmstorage-1", "vmstorage-2", "vminsert", "vmselect", "vmagent",
@@ -129,12 +130,15 @@ def test_scale_scrapes_what_runs_and_alerts_as_promptly(models) -> None:
                  if v.get("target") == "/etc/clusterscope/scrape.yml")
     cfg = yaml.safe_load(Path(mount["source"]).read_text())
     hosts = {t.split(":")[0] for job in cfg["scrape_configs"]
-             for sc in job["static_configs"] for t in sc["targets"]}
+             for sc in job.get("static_configs", []) for t in sc["targets"]}
+    hosts |= {r["replacement"].split(":")[0] for job in cfg["scrape_configs"]
+              for r in job.get("relabel_configs", []) if r.get("target_label") == "__address__"}
+    hosts |= {sd["url"].split("//")[1].split(":")[0] for job in cfg["scrape_configs"]
+              for sd in job.get("http_sd_configs", [])}
     assert {"victoria-metrics", "victoria-logs"}.isdisjoint(hosts)
     assert {"vmagent", "vminsert", "vmselect", "vmstorage-1", "vmstorage-2", "vlinsert",
             "vlselect", "vlstorage-1", "vlstorage-2", "otelcol", "vmalert-logs"} <= hosts
-    assert hosts - {"%{GALERA_NODE1_ADDRESS}", "%{GALERA_NODE2_ADDRESS}",
-                    "%{GALERA_NODE3_ADDRESS}"} <= set(scale)
+    assert hosts <= set(models["default"]["services"]) | set(scale)
     # the override replaces vmalert's command: the evaluation delay and links stay
     for model in ("default", "scale"):
         for name in ("vmalert", "vmalert-logs"):
@@ -193,11 +197,9 @@ def test_grafana_password_has_no_default(models, secrets_dir, tmp_path) -> None:
     assert proc.returncode != 0 and "GRAFANA_ADMIN_PASSWORD_FILE" in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("setting", ["GALERA_NODE2_ADDRESS", "CLUSTER_LOG_GID"])
+@pytest.mark.parametrize("setting", ["LOG_ROOT", "CLUSTER_LOG_GID"])
 def test_a_missing_setting_is_named(secrets_dir, tmp_path, setting: str) -> None:
     proc = config_without(setting, secrets_dir, tmp_path)
-    if setting == "CLUSTER_LOG_GID":  # not in .env.example: the run's own environment
-        proc = run_config(secrets_dir, env={"CLUSTER_LOG_GID": ""}, check=False)
     assert proc.returncode != 0
     assert f"set {setting} in .env" in proc.stderr
 
@@ -234,8 +236,13 @@ def test_mounted_configs_exist_in_the_repository(models) -> None:
 
 def test_compose_runs_what_the_lab_runs(models) -> None:
     services = models["default"]["services"]
-    # the same exporter flags as the lab's mysqld_exporter
-    assert set(galera.EXPORTER_FLAGS) <= set(services["mysqld-exporter"]["command"])
+    # the same mysqld_exporter release and flags as the lab's, one option file for both
+    # exporters (sections per credentials name of the description)
+    assert services["mysqld-exporter"]["image"].endswith(":" + gotools.MYSQLD_EXPORTER_VERSION)
+    assert set(exporters.FLAGS) <= set(services["mysqld-exporter"]["command"])
+    for name in ("mysqld-exporter", "ndbinfo-exporter"):
+        assert "--config.my-cnf=/run/secrets/exporters_my_cnf" in services[name]["command"]
+        assert [s["source"] for s in services[name]["secrets"]] == ["exporters_my_cnf"]
     # the rules' windows assume the lab's evaluation interval
     assert f"-evaluationInterval={monitoring.EVAL_INTERVAL}" in services["vmalert"]["command"]
     rules = next(v for v in services["vmalert"]["volumes"] if v["target"].endswith("rules"))
@@ -250,35 +257,32 @@ def test_compose_runs_what_the_lab_runs(models) -> None:
     assert paths.stale(compose_config.files()) == []  # compose/config/ is what the lab's code makes
 
 
-def test_log_volumes_of_the_lab_profile_are_shared(secrets_dir) -> None:
-    """With .env pointing the log directories at the lab's volumes, the tracker reads the
-    files the lab's Galera nodes write; the log shipper reads LOG_ROOT at its host path."""
-    model = json.loads(run_config(secrets_dir, "--profile", "lab", env={
-        "GALERA_LOG_DIR": "galera-logs", "NDB_LOG_DIR": "ndb-logs",
-        "LOG_ROOT": "/srv/cs/logs"}).stdout)
-    s = model["services"]
-
-    def source(name: str, target_prefix: str) -> str:
-        return next(v["source"] for v in s[name]["volumes"]
-                    if v["target"].startswith(target_prefix))
-    assert source("galera-tracker", "/var/log/cluster/galera") == "galera-logs"
-    assert source("galera-node1", "/var/log/mysql") == "galera-logs"
-    assert source("ndb-mgmd", "/var/lib/mysql-cluster") == "ndb-logs"
-    # every path of the description is valid in the collector: the same path, read-only
-    root = next(v for v in s["otelcol"]["volumes"] if v["target"] == "/srv/cs/logs")
-    assert (root["type"], root["source"], root.get("read_only")) == ("bind", "/srv/cs/logs",
-                                                                     True)
-    assert s["otelcol"]["group_add"] == ["27"]
-    assert s["galera-tracker"]["group_add"] == ["27"]  # the host's log group
-    tracker_logs = [a for a in s["galera-tracker"]["command"] if a.startswith("--log=")]
-    assert tracker_logs == [f"--log=node{n}=/var/log/cluster/galera/staging-galera/node{n}.err"
-                            for n in (1, 2, 3)]
+def test_logs_and_description_are_mounted_where_their_paths_say(models) -> None:
+    """The description's log paths are host paths under LOG_ROOT, mounted read-only at the
+    same path, so they hold inside the containers; the lab's nodes write under it."""
+    for model in ("default", "lab"):
+        s = models[model]["services"]
+        for name in ("galera-tracker", "otelcol"):
+            vols = {v["target"]: v for v in s[name]["volumes"]}
+            assert vols["/srv/clusterscope/logs"]["source"] == "/srv/clusterscope/logs"
+            assert vols["/srv/clusterscope/logs"]["read_only"]
+            assert s[name]["group_add"] == ["27"]  # the host's log group
+        for name in ("inventory", "ndbinfo-exporter", "galera-tracker"):
+            vols = {v["target"]: v for v in s[name]["volumes"]}
+            assert vols["/etc/clusterscope"]["type"] == "bind"  # a directory: edits show
+            assert vols["/etc/clusterscope"]["read_only"]
+    lab = models["lab"]["services"]
+    for n in (1, 2, 3):
+        vols = {v["target"]: v["source"] for v in lab[f"galera-node{n}"]["volumes"]}
+        assert vols["/var/log/mysql"] == "/srv/clusterscope/logs/lab-galera"
+    desc = yaml.safe_load((EXAMPLES / "lab/clusters/clusterscope.yml").read_text())
+    logs = [n["log"] for c in desc["clusters"] for n in c["nodes"] if "log" in n]
+    assert logs and all(p.startswith("/srv/clusterscope/logs/lab-") for p in logs)
 
 
 # -- the configs, through the real tools --------------------------------------------------
 def test_scrape_config_passes_victoriametrics_dry_run(tmp_path) -> None:
-    env = {**os.environ, "NDB_CLUSTER_NAME": "n", "GALERA_CLUSTER_NAME": "g",
-           **{f"GALERA_NODE{n}_ADDRESS": f"h{n}:3306" for n in (1, 2, 3)}}
+    env = dict(os.environ)
     vm = str(gotools.build(gotools.TOOLS["victoria-metrics"]))  # the release compose pins
     ok = subprocess.run([vm, f"-promscrape.config={COMPOSE}/config/scrape.yml",
                          "-dryRun"], capture_output=True, text=True, env=env, timeout=60)

@@ -34,8 +34,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare")
 
 def readme_modes() -> tuple[int, int]:
     """(directory mode, file mode) of compose/secrets as the README tells users to create."""
-    d = re.search(r"install -d -m (0[0-7]{3}) compose/secrets", README)
-    f = re.search(r"install -m (0[0-7]{3}) /dev/null compose/secrets/", README)
+    d = re.search(r"install -d -m (0[0-7]{3}) secrets", README)
+    f = re.search(r"install -m (0[0-7]{3}) /dev/null secrets/", README)
     assert d and f, "the README no longer says how to create compose/secrets"
     return int(d.group(1), 8), int(f.group(1), 8)
 
@@ -112,27 +112,38 @@ def vol(tmp_path: Path):
     shutil.rmtree(d, ignore_errors=True)
 
 
-def ndb_cnf(ndb_lab) -> str:
-    return Path(ndb_lab.service("ndb-sql")["client_config"]).read_text()
+def exporters_cnf(lab) -> str:
+    """The lab's exporters option file: the secret compose hands both exporters."""
+    from clusterscope.lab import exporters
+    from clusterscope.lab.core import Lab
+    return exporters.option_file(Lab(lab.root, lab.port_base)).read_text()
+
+
+def description(lab) -> str:
+    """The lab's description, where compose mounts the user's (a directory the container's
+    user can read: compose's bind mount of clusters/)."""
+    return str(lab.root / "clusterscope.yml")
 
 
 @pytest.mark.lab
 def test_ndbinfo_exporter_reads_its_secret_as_uid_10001_and_serves(ndb_lab, tmp_path,
                                                                   vol) -> None:
     uid, gid = image_user("exporters/Dockerfile")
-    secrets = secrets_dir(tmp_path, {"ndbinfo_exporter_my_cnf": ndb_cnf(ndb_lab)})
+    secrets = secrets_dir(tmp_path, {"exporters_my_cnf": exporters_cnf(ndb_lab)})
     state = vol / "state"  # the named volume: the image's /var/lib/clusterscope, 10001's
     state.mkdir()
     os.chown(state, uid, gid)
     port = free_port()
     argv = [sys.executable, "-m", "ndbinfo_exporter", *command(
         "ndbinfo-exporter", **{"--web.listen-address": f"127.0.0.1:{port}",
-                               "--state.file": str(state / "s.json")})]
+                               "--config.clusters": description(ndb_lab),
+                               "--state.dir": str(state)})]
     proc = as_container(uid, gid, secrets, argv, stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT, text=True)
     try:
-        body = eventually(lambda: "ndb_up 1.0" in (b := serve(proc, port)) and b, 30,
-                          "ndb_up 1 from the secret's credentials")
+        body = eventually(lambda: "ndb_up 1.0" in (b := serve(proc, port,
+                                                              "/probe?cluster=lab-ndb")) and b,
+                          30, "ndb_up 1 from the secret's credentials")
         assert "ndb_restart_status" in body or "ndb_node_status" in body
         # the image's healthcheck, as compose runs it (its port moved here)
         hc = COMPOSE["ndbinfo-exporter"]["healthcheck"]["test"]
@@ -148,10 +159,11 @@ def test_a_0600_secret_is_unreadable_by_the_exporter(ndb_lab, tmp_path) -> None:
     """Today's mode before the fix: the container's user cannot read it, the exporter
     says so and exits (what the README's 0644 prevents)."""
     uid, gid = image_user("exporters/Dockerfile")
-    secrets = secrets_dir(tmp_path, {"ndbinfo_exporter_my_cnf": ndb_cnf(ndb_lab)}, mode=0o600)
+    secrets = secrets_dir(tmp_path, {"exporters_my_cnf": exporters_cnf(ndb_lab)}, mode=0o600)
     argv = [sys.executable, "-m", "ndbinfo_exporter", *command(
         "ndbinfo-exporter", **{"--web.listen-address": f"127.0.0.1:{free_port()}",
-                               "--state.file": str(tmp_path / "s.json")})]
+                               "--config.clusters": description(ndb_lab),
+                               "--state.dir": str(tmp_path)})]
     proc = as_container(uid, gid, secrets, argv, stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT, text=True)
     out, _ = proc.communicate(timeout=30)
@@ -177,8 +189,14 @@ def test_galera_tracker_reads_logs_through_the_configured_group(tmp_path, vol) -
         state.mkdir()
         os.chown(state, uid, gid)
         port = free_port()
-        argv = [sys.executable, "-m", "galera_tracker", f"--listen=127.0.0.1:{port}",
-                f"--state-file={state / 't.json'}", f"--log=node1={err}"]
+        desc = vol / f"clusterscope-{name}.yml"
+        desc.write_text("clusters: [{name: c, kind: galera, nodes: [{name: node1, address:"
+                        f" 'h:3306', log: '{err}'}}]}}]\n")
+        desc.chmod(0o644)
+        argv = [sys.executable, "-m", "galera_tracker", *command(
+            "galera-tracker", **{"--web.listen-address": f"127.0.0.1:{port}",
+                                 "--state.file": str(state / "t.json"),
+                                 "--config.clusters": str(desc)})]
         proc = as_container(uid, gid, secrets, argv, groups=groups, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
         try:
@@ -218,21 +236,26 @@ def test_grafana_refuses_an_unreadable_or_empty_password(tmp_path, content, mode
 
 @pytest.mark.lab
 def test_mysqld_exporter_reads_its_secret_as_nobody(galera_lab, tmp_path) -> None:
-    """prom/mysqld-exporter runs as nobody (its Dockerfile: USER nobody); Debian's build
-    of mysqld_exporter stands in for the image's binary."""
-    binary = shutil.which("prometheus-mysqld-exporter")
-    assert binary, "prometheus-mysqld-exporter (Debian) is installed by make setup"
-    cnf = Path(galera_lab.service("galera-node1")["client_config"]).read_text()
-    secrets = secrets_dir(tmp_path, {"mysqld_exporter_my_cnf": cnf})
+    """prom/mysqld-exporter runs as nobody (its Dockerfile: USER nobody); the same release
+    built from its Go module stands in for the image's binary, probing as compose's
+    scrape does (target and auth_module from the description), node2 with its own login."""
+    from clusterscope import gotools
+    binary = str(gotools.path_of("mysqld_exporter"))
+    secrets = secrets_dir(tmp_path, {"exporters_my_cnf": exporters_cnf(galera_lab)})
     port = free_port()
-    argv = [binary, "--config.my-cnf=/run/secrets/mysqld_exporter_my_cnf",
-            f"--web.listen-address=127.0.0.1:{port}"]
+    argv = [binary, *command("mysqld-exporter", **{
+        "--web.listen-address": f"127.0.0.1:{port}"})]
     proc = as_container(65534, 65534, secrets, argv, stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT, text=True)
     try:
-        body = eventually(lambda: "mysql_up 1" in (b := serve(proc, port)) and b, 30,
-                          "mysql_up 1 with the secret's credentials")
-        assert "mysql_global_status_wsrep_cluster_size" in body
+        for n, auth in ((1, "client"), (2, "client.node2")):
+            path = (f"/probe?target=127.0.0.1:{galera_lab.port(f'galera-node{n}')}"
+                    f"&auth_module={auth}")
+            body = eventually(lambda p=path: "mysql_up 1" in (b := serve(proc, port, p)) and b,
+                              30, f"mysql_up 1 for node{n} with the secret's {auth}")
+            assert "mysql_global_status_wsrep_cluster_size" in body
+        # compose's healthcheck page answers without touching a database
+        assert "mysqld" in serve(proc, port, "/").lower()
     finally:
         stop(proc)
 

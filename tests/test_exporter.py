@@ -947,3 +947,56 @@ def test_the_mysql_time_limit_is_never_zero() -> None:
 
 
 
+
+
+# -- several SQL nodes ---------------------------------------------------------------------
+def test_a_dead_sql_node_is_passed_over_within_the_scrape(scratch: Scratch, cur,
+                                                          tmp_path: Path) -> None:
+    """The first SQL node listed refuses connections: the same scrape reads through the
+    second (a real MariaDB), names the dead one, and the exporter keeps reading through the
+    one that answered."""
+    from ndbinfo_exporter.scrape import SqlNode
+
+    cfg = mycnf.load(scratch.cnf)
+    dead = cfg.at(f"127.0.0.1:{free_port()}")
+    nodes = [SqlNode("sql1", Database(dead, 1.0), Database(dead, 1.0)),
+             SqlNode("sql2", Database(cfg, 2.0), Database(cfg, 2.0))]
+    scraper = Scraper(nodes, ALL, ExporterState(RestartLedger(tmp_path / "s.json")), 10.0, 0.0)
+    ss = Samples.of_families(scraper.scrape())
+    assert val(ss, "ndb_up") == 1
+    assert val(ss, "ndb_sql_node_up", sql_node="sql1") == 0
+    assert val(ss, "ndb_sql_node_up", sql_node="sql2") == 1
+    assert val(ss, "ndb_sql_node_serving", sql_node="sql2") == 1
+    assert val(ss, "ndb_sql_node_serving", sql_node="sql1") == 0
+    assert val(ss, "ndb_exporter_sql_node_failovers_total") == 1
+    ss = Samples.of_families(scraper.scrape())  # the next scrape starts with sql2
+    assert val(ss, "ndb_exporter_sql_node_failovers_total") == 1
+    assert val(ss, "ndb_sql_node_serving", sql_node="sql2") == 1
+    # every SQL node down: ndb_up 0, each named, nothing served
+    gone = [SqlNode(n.name, Database(dead, 1.0), Database(dead, 1.0)) for n in nodes]
+    ss = Samples.of_families(Scraper(gone, ALL, ExporterState(RestartLedger(None)), 5.0,
+                                     0.0).scrape())
+    assert val(ss, "ndb_up") == 0
+    assert val(ss, "ndb_sql_node_serving", sql_node="sql1") == 0
+    assert val(ss, "ndb_exporter_collector_success", collector="nodes") == 0
+
+
+def test_option_file_sections_read_as_mysqld_exporter_reads_them(tmp_path: Path) -> None:
+    """[client.x] takes what it lacks from [client] (go-ini's child sections, which
+    mysqld_exporter's auth_module relies on), and values go through Go's os.ExpandEnv."""
+    f = tmp_path / "exporters.my.cnf"
+    f.write_text("[client]\nuser = exp\npassword = a$$b\n[client.node2]\n"
+                 "password = \"${PW}!\"\n[client.ndb]\nuser = ndbinfo_exporter\n")
+    env = {"PW": "s3cret"}
+    assert mycnf.load(f, env).password == "ab"                  # `$$`: a special name, empty
+    node2 = mycnf.load(f, env, section="client.node2")
+    assert (node2.user, node2.password) == ("exp", "s3cret!")  # user from [client]
+    ndb = mycnf.load(f, env, section="client.ndb")
+    assert (ndb.user, ndb.password) == ("ndbinfo_exporter", "ab")
+    assert mycnf.load(f, env, section="client.ndb").at("10.0.0.5:3307").target() \
+        == "10.0.0.5:3307"
+    with pytest.raises(mycnf.ConfigError, match=r"no \[client\.x\] section"):
+        mycnf.load(f, env, section="client.x")
+    for text, out in (("$", "$"), ("a$%b", "a$%b"), ("${}x", "x"), ("${x", "x"),
+                      ("$1a", "a"), ("${A}${B}", "12")):
+        assert mycnf.expand_env(text, {"A": "1", "B": "2"}) == out, text

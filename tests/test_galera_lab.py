@@ -22,15 +22,23 @@ from clusterscope.lab.mariadb import connect
 pytestmark = pytest.mark.lab
 
 
+def probe(lab, n: int):
+    """Node n as the lab's mysqld_exporter probes it (multi-target, node2 with its own
+    credentials), as VictoriaMetrics scrapes it through the inventory's targets."""
+    auth = "client.node2" if n == 2 else "client"
+    return scrape(lab.port("mysqld-exporter"), f"/probe?target=127.0.0.1:"
+                  f"{lab.port(f'galera-node{n}')}&auth_module={auth}")
+
+
 def cluster_size(lab, n: int) -> float | None:
-    """wsrep_cluster_size as node n's mysqld_exporter reports it."""
-    return val(scrape(lab.port(f"mysqld-exporter-node{n}")),
-               "mysql_global_status_wsrep_cluster_size")
+    """wsrep_cluster_size as mysqld_exporter reports it for node n."""
+    return val(probe(lab, n), "mysql_global_status_wsrep_cluster_size")
 
 
 def recoveries(lab, node: str, kind: str, method: str) -> float:
     m = scrape(lab.port("galera-tracker"))
-    return val(m, "galera_recoveries_total", node=node, kind=kind, method=method) or 0.0
+    return val(m, "galera_recoveries_total", cluster="lab-galera", node=node, kind=kind,
+               method=method) or 0.0
 
 
 def last_recovery(lab, node: str) -> dict:
@@ -60,10 +68,8 @@ def test_cluster_forms_with_exporters_and_app_account(galera_lab) -> None:
         assert Path(node["log"]).exists()
         cnf = Path(node["client_config"])
         assert cnf.stat().st_mode & 0o777 == 0o600
-        exp = status[f"mysqld-exporter-node{n}"]
-        assert exp["running"]
-        assert exp["extra"]["scrape"]["labels"] == {"cluster": "lab-galera", "node": f"node{n}"}
-        m = scrape(galera_lab.port(f"mysqld-exporter-node{n}"))
+        assert status["mysqld-exporter"]["running"]
+        m = probe(galera_lab, n)
         assert val(m, "mysql_up") == 1
         assert val(m, "mysql_global_status_wsrep_cluster_size") == 3
         assert val(m, "mysql_global_status_wsrep_local_state") == 4  # Synced
@@ -122,7 +128,7 @@ def test_sigkill_under_load_then_rejoin_by_ist(galera_lab) -> None:
         assert node3["extra"]["state"] == "killed"
         eventually(lambda: cluster_size(galera_lab, 1) == 2, 60,
                    "cluster size 2 on node1's exporter")
-        m3 = scrape(galera_lab.port("mysqld-exporter-node3"))
+        m3 = probe(galera_lab, 3)
         assert val(m3, "mysql_up") == 0
         committed_while_down = writer.commits
         galera_lab.cli("lab", "galera", "start-node", "3")

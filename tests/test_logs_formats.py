@@ -27,8 +27,9 @@ from logship import collector_ports, endpoint, lines_of, start_collector, store_
 
 from clusterscope import gotools
 from clusterscope.clients.vlogs import Entry
+from clusterscope.lab import galera_nodes as gn
 from clusterscope.lab import logs
-from clusterscope.lab.core import Service
+from clusterscope.lab.core import Lab, Service
 from clusterscope.logs import logsql
 
 HERE = Path(__file__).parent / "fixtures"
@@ -321,38 +322,53 @@ def test_render_fills_grafana_variables():
         assert a["target"]["refId"] == "Anno" and a["target"]["expr"]
 
 
-# -- the collector's configuration from the lab's services ---------------------------------
-def test_every_lab_log_is_shipped_with_its_fields():
+# -- the collector's configuration from the lab's description and services ----------------
+def test_every_lab_log_is_shipped_with_its_fields(tmp_path):
+    lab = Lab(tmp_path / "lab", 23300)
+    lab.save_settings("galera", {"nodes": 2, "garbd": True})
+    lab.save_settings("ndb", {"sql_nodes": 1})
+    node1 = str(gn.error_log(lab, 1))
     services = [
-        Service("galera-node2", "galera", "node", "127.0.0.1", 1, 1, "/l/galera/node2/error.log",
-                extra={"error_log": "/l/galera/node2/error.log", "node": "node2"}),
-        Service("mysqld-exporter-node2", "galera", "exp", "127.0.0.1", 2, 2,
-                "/l/logs/mysqld-exporter-node2.log",
-                extra={"node": "node2", "scrape": {"labels": {"cluster": "lab-galera",
-                                                              "node": "node2"}}}),
+        Service("galera-node1", "galera", "node", "127.0.0.1", 1, 1, node1,
+                extra={"error_log": node1, "node": "node1"}),
+        Service("mysqld-exporter", "galera", "exp", "127.0.0.1", 2, 2,
+                "/l/logs/mysqld-exporter.log",
+                extra={"scrape": {"labels": {"cluster": "lab-galera"}}}),
         Service("ndb-model", "ndb", "sim", "127.0.0.1", None, 3, "/l/logs/ndb-model.log",
-                simulated=True, extra={"cluster_log": "/l/ndb/ndb_1_cluster.log"}),
+                simulated=True),
         Service("victoria-metrics", "monitoring", "vm", "127.0.0.1", 4, 4,
                 "/l/logs/victoria-metrics.log"),
+        # a stand-in node the description does not list (as tests register them)
+        Service("logs-test-x", "galera", "stand-in", "127.0.0.1", None, None, "/l/x.log",
+                extra={"error_log": "/l/x.log", "node": "logs-test-x"}),
     ]
     cfg = collector.shipper_config(
-        logs.lab_sources(services), endpoint="http://127.0.0.1:9/", storage_dir="/s",
+        logs.lab_sources(lab, services), endpoint="http://127.0.0.1:9/", storage_dir="/s",
         health_endpoint="127.0.0.1:1", metrics_host="127.0.0.1", metrics_port=2,
         extra=logs.service_streams(services))
     got = {r["include"][0]: r["resource"] for r in cfg["receivers"].values()}
-    assert len(got) == 5  # the node's log and error log are one file
-    assert got["/l/galera/node2/error.log"] == {"cluster": "lab-galera", "component": "mariadb",
-                                                "node": "node2"}
-    assert got["/l/logs/mysqld-exporter-node2.log"] == {
-        "cluster": "lab-galera", "component": "mysqld-exporter", "node": "node2",
-        "service": "mysqld-exporter-node2"}
-    clog = got["/l/ndb/ndb_1_cluster.log"]
+    # the description's logs: both nodes (running or not), garbd, the NDB cluster log
+    assert got[node1] == {"cluster": "lab-galera", "component": "mariadb", "node": "node1"}
+    assert got[str(gn.error_log(lab, 2))]["node"] == "node2"
+    assert got[str(gn.garbd_log(lab))] == {"cluster": "lab-galera", "component": "garbd",
+                                           "node": "garbd"}
+    clog = got[str(lab.path("ndb") / "cluster.log")]
     assert clog == {"cluster": "lab-ndb", "component": "ndb_mgmd", "simulated": "true"}
+    # the lab's own services, the stand-in node
+    assert got["/l/logs/mysqld-exporter.log"] == {
+        "cluster": "lab-galera", "component": "mysqld-exporter", "service": "mysqld-exporter"}
     assert got["/l/logs/ndb-model.log"]["simulated"] == "true"
     assert got["/l/logs/victoria-metrics.log"]["cluster"] == "lab"
+    assert got["/l/x.log"] == {"cluster": "lab-galera", "component": "mariadb",
+                               "node": "logs-test-x"}
+    assert len(got) == 8  # node1's log and error log are one file
+    # local times in the machine's zone, as the lab's servers write them
+    assert all("Local" in json.dumps(r["operators"]) for r in cfg["receivers"].values()
+               if r["resource"]["component"] in ("mariadb", "ndb_mgmd"))
     # the receivers' ids (where the read offsets are kept) do not change between renders
-    again = collector.shipper_config(logs.lab_sources(services), endpoint="x", storage_dir="/s",
-                                     health_endpoint="h", metrics_host="m", metrics_port=2)
+    again = collector.shipper_config(logs.lab_sources(lab, services), endpoint="x",
+                                     storage_dir="/s", health_endpoint="h", metrics_host="m",
+                                     metrics_port=2)
     assert set(again["receivers"]) <= set(cfg["receivers"])
 
 

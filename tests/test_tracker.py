@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -126,7 +127,8 @@ def metrics(tracker: Tracker) -> dict[tuple, float]:
     out = {}
     for fam in text_string_to_metric_families(generate_latest(reg).decode()):
         for s in fam.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+            # an empty label is no label (Prometheus): `cluster` when none was given
+            out[(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if v)))] = s.value
     return out
 
 
@@ -154,6 +156,13 @@ def test_partial_last_line_waits_for_its_end(tmp_path: Path) -> None:
     assert last.endswith("ready for connections")
 
 
+def days_later(text: str, days: int) -> str:
+    """A recorded log as if it had been written `days` days later (the fixtures were all
+    recorded on 2026-11-22): what a log holds after a rotation is newer than before it."""
+    day = f"2026-11-{22 + days:02d}"
+    return text.replace("2026-11-22", day).replace("20261122", day.replace("-", ""))
+
+
 def test_rotation_truncation_and_missing_file(tmp_path: Path) -> None:
     log = tmp_path / "error.log"
     t = Tracker({"node3": str(log)})
@@ -164,12 +173,12 @@ def test_rotation_truncation_and_missing_file(tmp_path: Path) -> None:
     assert total(metrics(t), "node3", "sst", "rsync") == 1
     # Rotation: the file is renamed away and a new one starts.
     log.rename(tmp_path / "error.log.1")
-    log.write_text((FIX / "restart-node3-ist-recover1-down20.log").read_text())
+    log.write_text(days_later((FIX / "restart-node3-ist-recover1-down20.log").read_text(), 1))
     t.poll()
     assert total(metrics(t), "node3", "ist", "ist") == 1
     # Truncation in place, then new content.
     with log.open("w") as f:
-        f.write((FIX / "restart-node3-sst-wipe-recover0.log").read_text())
+        f.write(days_later((FIX / "restart-node3-sst-wipe-recover0.log").read_text(), 2))
     t.poll()
     m = metrics(t)
     assert total(m, "node3", "sst", "mariabackup") == 1
@@ -545,3 +554,61 @@ def test_a_quiet_log_is_not_reopened_but_new_lines_are_read(tmp_path: Path,
     log.write_text("x\ny\nz\n")  # truncated and refilled to the same size: read again
     os.utime(log, ns=(1, 10**18))
     assert list(f.read_lines()) == ["x", "y", "z"]
+
+
+def rsync(src: Path, dst: Path) -> None:
+    """A real rsync, as users copy node logs to the monitoring host: it writes a temporary
+    file and renames it over the old one (a new inode), unless --inplace. -I copies even
+    an unchanged file (a cron job that runs again)."""
+    subprocess.run(["rsync", "-I", str(src), str(dst)], check=True)
+
+
+def test_a_log_copied_again_counts_nothing_twice(tmp_path: Path) -> None:
+    """F5 (reviews/newcomer-ecosystem.md): three rsyncs of an unchanged log counted one SST
+    three times. The log-time watermark skips what was read, whatever the inode."""
+    src, dst, state = tmp_path / "node3.err", tmp_path / "copy" / "node3.err", tmp_path / "s"
+    dst.parent.mkdir()
+    src.write_text((FIX / "restart-node3-kill9-no-recover-fullSST.log").read_text())
+    t = Tracker({("staging", "node3"): str(dst)}, str(state))
+    inodes = set()
+    for _ in range(3):
+        rsync(src, dst)
+        inodes.add(dst.stat().st_ino)
+        t.poll()
+        m = metrics(t)
+        assert total_in(m, "staging", "node3", "sst", "rsync") == 1
+        assert sum(v for k, v in m.items()
+                   if k[0] == "galera_state_transitions_total") == 5
+    assert len(inodes) == 3  # each copy was a new file
+    # the tracker restarts and the log is copied again with a new recovery appended
+    t = Tracker({("staging", "node3"): str(dst)}, str(state))
+    with src.open("a") as f:
+        f.write(days_later((FIX / "restart-node3-ist-recover1-down20.log").read_text(), 1))
+    rsync(src, dst)
+    t.poll()
+    m = metrics(t)
+    assert total_in(m, "staging", "node3", "sst", "rsync") == 1
+    assert total_in(m, "staging", "node3", "ist", "ist") == 1
+    assert m[("galera_tracker_lines_skipped_total", (("cluster", "staging"),
+                                                     ("node", "node3")))] > 0
+
+
+def test_a_clock_stepping_back_loses_no_line(tmp_path: Path) -> None:
+    """Within one continuous read nothing is skipped: a node whose clock steps back (NTP)
+    still has its recovery counted."""
+    log = tmp_path / "error.log"
+    log.write_text(days_later((FIX / "restart-node3-sst-grastate-recover0.log").read_text(), 1))
+    t = Tracker({"node3": str(log)})
+    t.poll()
+    with log.open("a") as f:  # a day earlier than what was just read
+        f.write((FIX / "restart-node3-ist-recover1-down20.log").read_text())
+    t.poll()
+    m = metrics(t)
+    assert total(m, "node3", "sst", "rsync") == 1
+    assert total(m, "node3", "ist", "ist") == 1
+
+
+def total_in(m: dict, cluster: str, node: str, kind: str, method: str) -> float:
+    key = ("galera_recoveries_total", (("cluster", cluster), ("kind", kind),
+                                       ("method", method), ("node", node)))
+    return m.get(key, 0.0)

@@ -38,6 +38,12 @@ from clusterscope.stats import paired
 
 EXPORTER_ACCOUNTS = {"mysqld-exporter": "clusterscope_exporter",
                      "ndb-exporter": "ndbinfo_exporter"}
+# The multi-target exporters are scraped once per probed target (the inventory's targets):
+# their scrapes are counted by job; the database cost of a scrape is counted on one server,
+# per probe that reached it.
+PROBES = {"mysqld-exporter": 'up{job=~"galera|ndb_sql"}', "ndb-exporter": 'up{job="ndbinfo"}'}
+DB_PROBES = {"mysqld-exporter": ("galera-node1", 'up{job="galera",node="node1"}'),
+             "ndb-exporter": ("ndb-sql", 'up{job="ndbinfo"}')}
 STACK = ("victoria-metrics", "vmalert", "alertmanager")
 
 WINDOW_SECONDS = int(os.environ.get("CLUSTERSCOPE_BENCH_MONITORING_WINDOW", "10"))
@@ -118,11 +124,18 @@ class Meter:
                                for server in self.socks if server in self.services}}
 
     def scrapes(self, start: float, end: float) -> dict[str, int]:
+        """Scrapes per component in [start, end]; `<name>@db`: probes that reached the
+        server whose cost DB_PROBES attributes to it."""
         time.sleep(2)  # VictoriaMetrics answers with a 1 s latency offset
+        window = int(end - start)
+        selectors = {name: f'up{{instance="{instance}"}}'
+                     for name, instance in self.scraped.items()}
+        selectors.update({n: sel for n, sel in PROBES.items() if n in self.services})
+        selectors.update({f"{n}@db": sel for n, (_, sel) in DB_PROBES.items()
+                          if n in self.services})
         out = {}
-        for name, instance in self.scraped.items():
-            r = self.vm.query(f'count_over_time(up{{instance="{instance}"}}[{int(end - start)}s])',
-                              end)
+        for name, sel in selectors.items():
+            r = self.vm.query(f"sum(count_over_time({sel}[{window}s]))", end)
             out[name] = int(float(r[0]["value"][1])) if r else 0
         return out
 
@@ -161,7 +174,7 @@ def attribution(on: dict, off: dict, scrapes: dict[str, int], socks: dict[str, P
     busy and CPU s/scrape and statements/scrape on the server it reads."""
     table: dict[str, dict] = {}
     for name, n in sorted(scrapes.items()):
-        if not n:
+        if not n or name.endswith("@db"):
             continue
         cpu_on = on["cpu"].get(name, 0.0)
         cpu_off = off["cpu"].get(name, 0.0) * on["seconds"] / max(off["seconds"], 1e-9)
@@ -171,11 +184,13 @@ def attribution(on: dict, off: dict, scrapes: dict[str, int], socks: dict[str, P
         server = server_of.get(name)
         account = next((a for prefix, a in EXPORTER_ACCOUNTS.items()
                         if name.startswith(prefix)), None)
-        if server and account:
+        probes = scrapes.get(f"{name}@db", n)
+        if server and account and probes:
             busy, cpu, stmts = on["db"].get(server, {}).get(account, (0.0, 0.0, 0))
-            row.update({"db_server": server, "db_busy_seconds_per_scrape": round(busy / n, 5),
-                        "db_cpu_seconds_per_scrape": round(cpu / n, 5),
-                        "db_statements_per_scrape": round(stmts / n, 1)})
+            row.update({"db_server": server,
+                        "db_busy_seconds_per_scrape": round(busy / probes, 5),
+                        "db_cpu_seconds_per_scrape": round(cpu / probes, 5),
+                        "db_statements_per_scrape": round(stmts / probes, 1)})
         table[name] = row
     for name in STACK:
         if name in on["cpu"]:
@@ -203,9 +218,7 @@ def run() -> dict:
         none = yaml.safe_dump({"global": yaml.safe_load(full)["global"], "scrape_configs": []})
         socks = {f"galera-node{n}": galera_nodes.base(lab, n) / "mysqld.sock" for n in (1, 2, 3)}
         socks["ndb-sql"] = ndb_sock(lab)
-        server_of = {f"mysqld-exporter-node{n}": f"galera-node{n}" for n in (1, 2, 3)}
-        server_of.update({s.name: "ndb-sql" for s in lab.services()
-                          if s.name.startswith("ndb-exporter")})
+        server_of = {name: server for name, (server, _) in DB_PROBES.items()}
         for sock in socks.values():
             _set_userstat(sock, True)
         meter = Meter(lab, f"http://127.0.0.1:{lab.service('victoria-metrics').port}", socks)

@@ -29,10 +29,13 @@ def galera() -> dash.Dashboard:
                       " is needed, and every recovery with kind, method, donor and duration.",
                       ["galera"], [(LOGS, "Logs"), (EXPERIMENTS, "Experiments"),
                                    (NDB_OVERVIEW, "NDB overview")])
+    # the clusters and nodes of the description (clusterscope.yml, via the inventory): a
+    # node that is down or never scraped is still listed
     d.with_variable(kit.prom_var("cluster", "cluster",
-                                 'label_values(mysql_up{job="galera"}, cluster)'))
-    d.with_variable(kit.prom_var("node", "node", f"label_values(mysql_up{{{C}}}, node)",
-                                 multi=True))
+                                 'label_values(clusterscope_cluster_info{kind="galera"}, cluster)'))
+    d.with_variable(kit.prom_var(
+        "node", "node", f'label_values(clusterscope_node_info{{{C},role="galera"}}, node)',
+        multi=True))
     for a in galera_annotations():
         d.annotation(a)
 

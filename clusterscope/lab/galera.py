@@ -1,5 +1,5 @@
-"""Lab part `galera`: a real 3-node MariaDB Galera cluster on 127.0.0.1, a
-prometheus-mysqld-exporter per node and the recovery tracker.
+"""Lab part `galera`: a real MariaDB Galera cluster on 127.0.0.1 (3 nodes, or 2 with the
+arbitrator garbd), the lab's mysqld_exporter probing each node, and the recovery tracker.
 
 Bootstrap: a fresh lab starts node1 with a new cluster and lets the others join (SST).
 A lab whose nodes are all down restarts from the node marked `safe_to_bootstrap`, or else
@@ -13,30 +13,25 @@ import argparse
 import json
 import sys
 
+from clusterscope.lab import description, exporters, mariadb
 from clusterscope.lab import galera_nodes as gn
-from clusterscope.lab import mariadb
-from clusterscope.lab.core import Lab, LabError, lab_dir_from_env
+from clusterscope.lab.core import Lab, LabError, lab_dir_from_env, wait_for_port
 
 NAME = "galera"
-HELP = "3-node MariaDB Galera cluster (real), mysqld_exporter per node, recovery tracker"
+HELP = ("MariaDB Galera cluster (real; 3 nodes, or 2 + garbd), mysqld_exporter, recovery"
+        " tracker")
 APP_USER = "clusterscope_app"
 APP_GRANTS = ("ALL PRIVILEGES ON `sbtest`.*", "ALL PRIVILEGES ON `cs\\_%`.*")
-EXPORTER_USER = "clusterscope_exporter"
-# Only what the dashboards and rules read: global_status (all wsrep_* incl. EVS latency,
-# mysql_galera_status_info, threads_connected) and global_variables (max_connections,
-# wsrep_desync, gcache size), neither of which needs a privilege. The processlist
-# collector (on by default in 0.14) reads information_schema.processlist every scrape and
-# needs PROCESS; nothing uses its series, so it is off and the account holds no privilege.
-EXPORTER_GRANTS: tuple[str, ...] = ()
-EXPORTER_FLAGS = ("--collect.global_status", "--collect.global_variables",
-                  "--no-collect.info_schema.processlist", "--no-collect.slave_status",
-                  "--no-collect.info_schema.innodb_cmp", "--no-collect.info_schema.innodb_cmpmem",
-                  "--no-collect.info_schema.query_response_time")
+GARBD = "garbd"
 
 
 def add_up_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--galera-sst-method", choices=gn.SST_METHODS,
                    help="SST method of the Galera nodes (default rsync; kept for the lab)")
+    p.add_argument("--galera-nodes", type=int, choices=range(2, gn.MAX_NODES + 1),
+                   help=f"how many Galera nodes (default {gn.MAX_NODES}; kept for the lab)")
+    p.add_argument("--galera-garbd", action="store_true", default=None,
+                   help="add the arbitrator garbd as a member (kept for the lab)")
 
 
 def sst_method(lab: Lab, args: argparse.Namespace | None = None) -> str:
@@ -46,43 +41,55 @@ def sst_method(lab: Lab, args: argparse.Namespace | None = None) -> str:
 
 def up(lab: Lab, args: argparse.Namespace) -> None:
     method = sst_method(lab, args)
-    lab.save_settings(NAME, {"sst_method": method})
-    for n in gn.NODES:
+    saved = lab.settings(NAME)
+    nodes = getattr(args, "galera_nodes", None) or saved.get("nodes") or gn.MAX_NODES
+    garbd = getattr(args, "galera_garbd", None)
+    garbd = bool(saved.get("garbd")) if garbd is None else garbd
+    if saved.get("nodes") and (saved["nodes"], bool(saved.get("garbd"))) != (nodes, garbd) \
+            and any(gn.has_data(lab, n) for n in range(1, gn.MAX_NODES + 1)):
+        raise LabError(f"the lab's Galera cluster has {saved['nodes']} nodes"
+                       f"{' and garbd' if saved.get('garbd') else ''}; `clusterscope lab"
+                       " down --wipe` first to change its shape")
+    lab.save_settings(NAME, {"sst_method": method, "nodes": nodes, "garbd": garbd})
+    description.write(lab)
+    for n in gn.nodes(lab):
         gn.write_config(lab, n, method)
-    live = [n for n in gn.NODES if gn.running(lab, n)]
+    live = [n for n in gn.nodes(lab) if gn.running(lab, n)]
     if not live:
         first = _bootstrap(lab)
         live = [first]
     _ensure_accounts(lab, live[0])
-    for n in gn.NODES:
+    for n in gn.nodes(lab):
         if n not in live:
             start_joiner(lab, n)
-    for n in gn.NODES:
+    for n in gn.nodes(lab):
         gn.wait_synced(lab, n)
-        _start_exporter(lab, n)
+    if garbd:
+        start_garbd(lab)
+    exporters.ensure_mysqld_exporter(lab)
     start_tracker(lab)
 
 
 def _bootstrap(lab: Lab) -> int:
-    states = {n: gn.read_grastate(lab, n) for n in gn.NODES}
-    if not any(gn.has_data(lab, n) or states[n] for n in gn.NODES):
+    states = {n: gn.read_grastate(lab, n) for n in gn.nodes(lab)}
+    if not any(gn.has_data(lab, n) or states[n] for n in gn.nodes(lab)):
         print("galera: new cluster, bootstrapping node1", flush=True)
         mariadb.install_db(gn.base(lab, 1) / "data", gn.base(lab, 1) / "my.cnf")
         gn.start(lab, 1, bootstrap=True)
         return 1
-    marked = [n for n in gn.NODES if states[n] and states[n].safe_to_bootstrap]
+    marked = [n for n in gn.nodes(lab) if states[n] and states[n].safe_to_bootstrap]
     if marked:
         first = marked[0]
         print(f"galera: restarting the cluster from node{first} (safe_to_bootstrap: 1)",
               flush=True)
     else:
-        positions = {n: gn.position(lab, n) for n in gn.NODES}
-        first = max(gn.NODES, key=lambda n: (positions[n][1], -n))
+        positions = {n: gn.position(lab, n) for n in gn.nodes(lab)}
+        first = max(gn.nodes(lab), key=lambda n: (positions[n][1], -n))
         if positions[first][1] < 0:
             raise LabError("no Galera node has a usable position; `clusterscope lab down"
                            " --wipe` and bring the lab up afresh")
         print("galera: no node is safe_to_bootstrap; positions "
-              + ", ".join(f"node{n}={positions[n][1]}" for n in gn.NODES)
+              + ", ".join(f"node{n}={positions[n][1]}" for n in gn.nodes(lab))
               + f" -> bootstrapping the most advanced, node{first}", flush=True)
         gn.set_safe_to_bootstrap(lab, first)
     gn.start(lab, first, bootstrap=True)
@@ -95,7 +102,7 @@ def start_joiner(lab: Lab, n: int, force_sst: bool = False,
     SST when forced (its grastate.dat is removed, as when its state is lost)."""
     if gn.running(lab, n):
         raise LabError(f"{gn.node_name(n)} is already running; stop-node {n} first")
-    if not any(gn.running(lab, i) for i in gn.NODES if i != n):
+    if not any(gn.running(lab, i) for i in gn.nodes(lab) if i != n):
         raise LabError(f"no other Galera node is running for node{n} to join; run"
                        " `clusterscope lab up --galera` to restart the whole cluster")
     start_position = None
@@ -117,32 +124,39 @@ def _ensure_accounts(lab: Lab, n: int) -> None:
     sock = gn.base(lab, n) / "mysqld.sock"
     mariadb.execute(sock, ["CREATE DATABASE IF NOT EXISTS sbtest"])
     mariadb.ensure_account(lab, sock, APP_USER, APP_GRANTS)
-    mariadb.ensure_account(lab, sock, EXPORTER_USER, EXPORTER_GRANTS)
-    for i in gn.NODES:
+    # what mysqld_exporter reads needs no privilege (clusterscope/lab/exporters.py)
+    mariadb.ensure_account(lab, sock, exporters.GALERA_USER, ())
+    mariadb.ensure_account(lab, sock, exporters.NODE2_USER, ())
+    for i in gn.nodes(lab):
         mariadb.client_config(lab, gn.node_name(i), APP_USER, lab.port(gn.node_name(i)))
 
 
-def _start_exporter(lab: Lab, n: int) -> None:
-    name = f"mysqld-exporter-node{n}"
-    port = lab.port(name)
-    cnf = mariadb.client_config(lab, name, EXPORTER_USER, lab.port(gn.node_name(n)))
-    lab.spawn(name, NAME, f"prometheus-mysqld-exporter for node{n}",
-              ["prometheus-mysqld-exporter", f"--config.my-cnf={cnf}",
-               f"--web.listen-address=127.0.0.1:{port}", *EXPORTER_FLAGS],
-              port=port, extra={"my_cnf": str(cnf), "node": f"node{n}", "scrape": {
-                  "job": "galera", "path": "/metrics",
-                  "labels": {"cluster": gn.CLUSTER, "node": f"node{n}"}}})
+def start_garbd(lab: Lab) -> None:
+    """The arbitrator: a group member without a database (it counts in
+    wsrep_cluster_size), on its own gmcast port, logging to its own file."""
+    if lab.running(GARBD):
+        return
+    port = lab.port(GARBD)
+    lab.require_free(port, GARBD)
+    peers = ",".join(f"127.0.0.1:{lab.port(f'galera-node{n}-gmcast')}" for n in gn.nodes(lab))
+    log = gn.garbd_log(lab)
+    lab.spawn(GARBD, NAME, "garbd, the Galera arbitrator (a member without a database)",
+              ["garbd", "--address", f"gcomm://{peers}", "--group", gn.CLUSTER,
+               "--name", "garbd", "--log", str(log),
+               "--options", f"gmcast.listen_addr=tcp://127.0.0.1:{port};"
+                            "evs.suspect_timeout=PT3S;evs.inactive_timeout=PT8S"],
+              port=port, extra={"node": "garbd", "garbd_log": str(log)},
+              wait_ready=lambda: wait_for_port(port, 60, alive=lambda: lab.running(GARBD)))
 
 
 def start_tracker(lab: Lab) -> None:
     port = lab.port("galera-tracker")
     argv = [sys.executable, "-m", "galera_tracker", "--web.listen-address", f"127.0.0.1:{port}",
-            "--state.file", str(lab.path("galera") / "tracker-state.json")]
-    for n in gn.NODES:
-        argv += ["--log", f"node{n}={gn.error_log(lab, n)}"]
+            "--state.file", str(lab.path("galera") / "tracker-state.json"),
+            "--config.clusters", str(description.path(lab))]
     lab.spawn("galera-tracker", NAME, "Galera recovery tracker (SST/IST from the error logs)",
               argv, port=port, extra={"scrape": {"job": "galera_tracker", "path": "/metrics",
-                                                 "labels": {"cluster": gn.CLUSTER}}})
+                                                 "labels": {}}})
 
 
 # -- `clusterscope lab galera ...` -------------------------------------------------------
@@ -155,10 +169,10 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
     for cmd, helptext in (("kill-node", "SIGKILL a node (a crash)"),
                           ("stop-node", "shut a node down cleanly")):
         c = gsub.add_parser(cmd, help=helptext)
-        c.add_argument("node", type=int, choices=gn.NODES)
+        c.add_argument("node", type=int, choices=range(1, gn.MAX_NODES + 1))
         c.set_defaults(func=cmd_node, action=cmd)
     s = gsub.add_parser("start-node", help="start a node into the cluster (IST when it can)")
-    s.add_argument("node", type=int, choices=gn.NODES)
+    s.add_argument("node", type=int, choices=range(1, gn.MAX_NODES + 1))
     s.add_argument("--force-sst", action="store_true", help="drop its state: full SST")
     s.add_argument("--sst-method", choices=gn.SST_METHODS,
                    help="SST method for this start (default: the lab's)")
@@ -196,7 +210,7 @@ def cmd_node(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     lab = _open(args)
     rows = []
-    for n in gn.NODES:
+    for n in gn.nodes(lab):
         svc = lab.service(gn.node_name(n))
         row: dict = {"node": f"node{n}", "running": gn.running(lab, n),
                      "pid": svc.pid if svc else None,

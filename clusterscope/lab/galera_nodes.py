@@ -22,7 +22,7 @@ from clusterscope.lab import mariadb
 from clusterscope.lab.core import Lab, LabError, Service, chown, pid_alive
 
 PART = "galera"
-NODES = (1, 2, 3)
+MAX_NODES = 3  # the lab's port table has room for three (clusterscope/lab/ports.py)
 CLUSTER = "lab-galera"
 PROVIDER = "/usr/lib/galera/libgalera_smm.so"
 SST_METHODS = ("rsync", "mariabackup")
@@ -30,8 +30,17 @@ ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 SYNCED_TIMEOUT = 300.0
 
 
+def nodes(lab: Lab) -> list[int]:
+    """The lab's Galera nodes, 1..N, as its settings say (`lab up --galera-nodes N`)."""
+    return list(range(1, int(lab.settings(PART).get("nodes", MAX_NODES)) + 1))
+
+
 def node_name(n: int) -> str:
     return f"galera-node{n}"
+
+
+def garbd_log(lab: Lab) -> Path:
+    return lab.path("galera", "garbd") / "garbd.log"
 
 
 def base(lab: Lab, n: int) -> Path:
@@ -44,7 +53,7 @@ def error_log(lab: Lab, n: int) -> Path:
 
 def write_config(lab: Lab, n: int, sst_method: str) -> Path:
     b = base(lab, n)
-    gmcast = [lab.port(f"galera-node{i}-gmcast") for i in NODES]
+    gmcast = [lab.port(f"galera-node{i}-gmcast") for i in nodes(lab)]
     provider_opts = ";".join([
         f"gmcast.listen_addr=tcp://127.0.0.1:{lab.port(f'galera-node{n}-gmcast')}",
         f"ist.recv_addr=127.0.0.1:{lab.port(f'galera-node{n}-ist')}",

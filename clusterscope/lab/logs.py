@@ -4,10 +4,10 @@
 VictoriaLogs (one binary, `<lab>/victoria-logs`, retention RETENTION) stores the lines; the
 collector (this repository's distribution, otelcol/) tails the log files and ships them.
 Its configuration comes from clusterscope_logs.collector.shipper_config: the log sources of
-the lab's clusters (what a description lists: each Galera node's error log, the NDB cluster
-log) plus every lab service's own log. `refresh(lab)` rewrites the configuration when
-services come or go and sends the collector SIGHUP: it reloads without a restart, and its
-read offsets (file_storage) make it go on where it stopped.
+the lab's description (clusterscope/lab/description.py: each Galera node's error log,
+garbd's, the NDB cluster log) plus every lab service's own log. `refresh(lab)` rewrites the
+configuration when services come or go and sends the collector SIGHUP: it reloads without a
+restart, and its read offsets (file_storage) make it go on where it stopped.
 
 The monitoring part calls `up(lab)` from its up() and `refresh(lab)` from
 after_lab_change(). Neither is needed by an exporter: VictoriaLogs down only delays the logs
@@ -16,6 +16,7 @@ after_lab_change(). Neither is needed by an exporter: VictoriaLogs down only del
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -27,6 +28,7 @@ from clusterscope_logs import formats as lf
 
 from clusterscope import gotools
 from clusterscope.clients.vlogs import VLogs, VLogsError
+from clusterscope.lab import description
 from clusterscope.lab.core import Lab, LabError, Service, lab_dir_from_env, wait_http
 from clusterscope.logs import store
 
@@ -85,15 +87,21 @@ def _cluster_of(s: Service) -> str:
     return labels.get("cluster") or CLUSTERS.get(s.part, DEFAULT_CLUSTER)
 
 
-def lab_sources(services: list[Service]) -> list[LogSource]:
-    """The lab clusters' log sources, as a description of the lab lists them: each Galera
-    node's error log and the (simulated) NDB cluster log."""
-    out = []
+def lab_sources(lab: Lab, services: list[Service]) -> list[LogSource]:
+    """The log sources of the lab's description (clusterscope/lab/description.py: each
+    Galera node's error log, garbd's, the simulated NDB cluster log), as a user's
+    description gives them; plus the error or cluster log of a running service the
+    description does not list (a test's stand-in node). The lab's MariaDB and simulator
+    write the machine's local time, which the description does not say: LAB_TIMEZONE."""
+    out = [dataclasses.replace(s, timezone=LAB_TIMEZONE)
+           for s in description.write(lab).log_sources()] if (
+        lab.settings("galera") or lab.settings("ndb")) else []
+    described = {s.path for s in out}
     for s in services:
-        if s.extra.get("error_log"):
+        if s.extra.get("error_log") and s.extra["error_log"] not in described:
             out.append(LogSource(_cluster_of(s), s.extra.get("node") or s.name, lf.MARIADB,
                                  s.extra["error_log"], LAB_TIMEZONE, s.simulated))
-        if s.extra.get("cluster_log"):
+        if s.extra.get("cluster_log") and s.extra["cluster_log"] not in described:
             # the reporting node comes from each line (`-- Node 2: ...`)
             out.append(LogSource(_cluster_of(s), "mgmd", lf.NDB_MGMD, s.extra["cluster_log"],
                                  LAB_TIMEZONE, s.simulated))
@@ -119,7 +127,7 @@ def collector_config(lab: Lab, services: list[Service] | None = None) -> dict:
     services = [s for s in (lab.services() if services is None else services)
                 if s.name != OTELCOL]
     return collector.shipper_config(
-        lab_sources(services), endpoint=vlogs_url(lab) + collector.VLOGS_OTLP_PATH,
+        lab_sources(lab, services), endpoint=vlogs_url(lab) + collector.VLOGS_OTLP_PATH,
         storage_dir=str(lab.path("otelcol", "storage")),
         health_endpoint=f"127.0.0.1:{lab.port('otelcol-health')}",
         metrics_host="127.0.0.1", metrics_port=lab.port(OTELCOL),

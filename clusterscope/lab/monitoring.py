@@ -31,8 +31,9 @@ import yaml
 from clusterscope import gotools
 from clusterscope.clients.vm import VM as VMClient
 from clusterscope.clients.vm import VMError
+from clusterscope.deploy import scrape as contract
 from clusterscope.deploy.scrape import SCRAPE_INTERVAL, SCRAPE_TIMEOUT
-from clusterscope.lab import logs
+from clusterscope.lab import description, exporters, logs
 from clusterscope.lab.core import Lab, LabError, Service, lab_dir_from_env, open_lab, wait_http
 from clusterscope.lab.webhook import read_notifications
 from clusterscope.paths import REPO
@@ -43,6 +44,7 @@ HELP = ("VictoriaMetrics scraping the lab, vmalert with rules/, Alertmanager -> 
         " VictoriaLogs with the OpenTelemetry Collector")
 VM, VMALERT, AM, WEBHOOK = "victoria-metrics", "vmalert", "alertmanager", "webhook"
 VMALERT_LOGS = "vmalert-logs"
+INVENTORY = "inventory"
 EVAL_INTERVAL = "5s"
 # The lab's vmalert runs the rules generated from rules/config.yaml with one change: the
 # simulator plays restarts --time-scale times faster, so completions minutes apart in
@@ -101,7 +103,9 @@ def notifications_file(lab: Lab) -> Path:
 
 
 # -- scrape config ---------------------------------------------------------------------------
-def scrape_config(services: list[Service]) -> dict:
+def scrape_config(services: list[Service], lab: Lab | None = None) -> dict:
+    """Every lab service that declares `extra["scrape"]`, and, with the inventory up, the
+    jobs that follow the lab's description (as compose/config/scrape.yml has them)."""
     jobs: dict[str, list[dict]] = {}
     for s in services:
         spec = (s.extra or {}).get("scrape")
@@ -121,13 +125,18 @@ def scrape_config(services: list[Service]) -> dict:
         for i, (path, statics) in enumerate(sorted(by_path.items())):
             configs.append({"job_name": job if i == 0 else f"{job}_{i}",
                             "metrics_path": path, "static_configs": statics})
+    if lab is not None and any(s.name == INVENTORY for s in services):
+        configs += contract.described_jobs(
+            _url(lab, INVENTORY),
+            {"mysqld_exporter": f"127.0.0.1:{lab.port(exporters.MYSQLD_EXPORTER)}",
+             "ndbinfo_exporter": f"127.0.0.1:{lab.port('ndb-exporter')}"})
     return {"global": {"scrape_interval": SCRAPE_INTERVAL, "scrape_timeout": SCRAPE_TIMEOUT},
             "scrape_configs": configs}
 
 
 def write_scrape_config(lab: Lab) -> Path:
     path = lab.path("monitoring") / "scrape.yml"
-    text = yaml.safe_dump(scrape_config(lab.services()), sort_keys=False)
+    text = yaml.safe_dump(scrape_config(lab.services(), lab), sort_keys=False)
     if not path.exists() or path.read_text() != text:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(text)
@@ -158,9 +167,26 @@ def _binary(name: str) -> str:
         raise LabError(f"monitoring: {exc}") from exc
 
 
+def start_inventory(lab: Lab) -> None:
+    """The description as service discovery and metrics, as compose runs it."""
+    description.write(lab)
+    port = lab.port(INVENTORY)
+    lab.spawn(INVENTORY, NAME, "clusterscope inventory: the description as HTTP service"
+              " discovery and metrics",
+              [sys.executable, "-m", "clusterscope_inventory",
+               "--config.file", str(description.path(lab)),
+               "--web.listen-address", f"127.0.0.1:{port}"],
+              port=port,
+              extra={"url": _url(lab, INVENTORY),
+                     "scrape": {"job": contract.INVENTORY_JOB, "path": "/metrics",
+                                "labels": {}}},
+              wait_ready=_ready(lab, INVENTORY, f"{_url(lab, INVENTORY)}/-/ready"))
+
+
 def up(lab: Lab, args: argparse.Namespace) -> None:
     home = lab.path("monitoring")
     retention = getattr(args, "retention", None) or "30d"
+    start_inventory(lab)
     scrape = write_scrape_config(lab)
     vm_port = lab.port(VM)
     vm_url = _url(lab, VM)
@@ -168,7 +194,9 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
               [_binary("victoria-metrics"), f"-storageDataPath={home / 'vm-data'}",
                f"-httpListenAddr=127.0.0.1:{vm_port}", f"-retentionPeriod={retention}",
                "-search.latencyOffset=1s", f"-promscrape.config={scrape}",
-               "-promscrape.configCheckInterval=5s", "-loggerLevel=WARN"],
+               "-promscrape.configCheckInterval=5s",
+               # a node added to the description is scraped within seconds in the lab
+               "-promscrape.httpSDCheckInterval=5s", "-loggerLevel=WARN"],
               port=vm_port,
               extra={"url": vm_url, "query": f"{vm_url}/api/v1/query",
                      "scrape_config": str(scrape),
@@ -248,6 +276,7 @@ def start_vmalert_logs(lab: Lab) -> None:
 
 
 def after_lab_change(lab: Lab) -> None:
+    description.write(lab)
     write_scrape_config(lab)
     if lab.service(logs.OTELCOL) is not None:
         logs.refresh(lab)

@@ -1,25 +1,30 @@
-"""The lab's NDB cluster, SIMULATED: a MariaDB serving `ndbinfo` plus the model driving it.
+"""The lab's NDB cluster, SIMULATED: MariaDBs serving `ndbinfo` plus the model driving them.
 
-Services: `ndb-sql` (MariaDB, database `ndbinfo`, account `ndbinfo_exporter` with SELECT on
-ndbinfo.* only; its 0600 client config is the service's client_config) and `ndb-model`
-(`python -m clusterscope.ndbsim`, extra["cluster_log"] = the simulated ndb_mgmd cluster
-log). Then the exporter joins via `clusterscope.lab.ndb_exporter.up(lab)`.
+Services: one MariaDB per SQL node, `ndb-sql` (sql1) and `ndb-sql2`... (database `ndbinfo`,
+account `ndbinfo_exporter` with SELECT on ndbinfo.* only; its 0600 client config is the
+service's client_config), and `ndb-model` (`python -m clusterscope.ndbsim`, writing the same
+rows into every SQL node as a real cluster's SQL nodes all read them from the data nodes;
+extra["cluster_log"] = the simulated ndb_mgmd cluster log). Then the lab's mysqld_exporter
+and ndbinfo_exporter join (`clusterscope.lab.exporters`, `clusterscope.lab.ndb_exporter`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import json
+import os
+import signal
 import sys
 import time
 from collections.abc import Callable
 
 from ndbinfo_exporter.schema import version_tuple
 
-from clusterscope.lab import mariadb, ndb_exporter
-from clusterscope.lab.core import Lab, LabError, open_lab
+from clusterscope.lab import description, exporters, mariadb, ndb_exporter
+from clusterscope.lab.core import Lab, LabError, open_lab, pid_alive
 from clusterscope.ndbsim import control
 from clusterscope.ndbsim import scenario as scenarios
 from clusterscope.ndbsim.control import ControlError
@@ -28,7 +33,9 @@ NAME = "ndb"
 HELP = "NDB Cluster SIMULATOR: MariaDB serving ndbinfo views, driven by a cluster model"
 SQL = "ndb-sql"
 MODEL = "ndb-model"
-ACCOUNT = "ndbinfo_exporter"
+ACCOUNT = exporters.NDB_USER
+DEFAULT_SQL_NODES = 2
+MAX_SQL_NODES = 3  # the lab's port table has room for three (clusterscope/lab/ports.py)
 FAULTS = ("transporter-overload", "transporter-slowdown", "lcp-stall", "arbitrator-lost",
           "restart-stuck",
           "view-error", "null-columns", "ndbinfo-offline", "clear")
@@ -39,6 +46,18 @@ def add_up_arguments(p: argparse.ArgumentParser) -> None:
                    " file (kept for the lab's lifetime)")
     p.add_argument("--ndb-version", help="NDB version profile the simulator serves: 7.5, 7.6,"
                    " 8.0, 8.4 or a release such as 8.0.36 (default: the scenario's)")
+    p.add_argument("--ndb-sql-nodes", type=int, choices=range(1, MAX_SQL_NODES + 1),
+                   help=f"how many SQL nodes serve ndbinfo (default {DEFAULT_SQL_NODES}; kept"
+                        " for the lab)")
+
+
+def sql_service(i: int) -> str:
+    """SQL node i's service: `ndb-sql` for the first (its name before there were more)."""
+    return SQL if i == 1 else f"{SQL}{i}"
+
+
+def sql_nodes(lab: Lab) -> list[int]:
+    return list(range(1, int(lab.settings(NAME).get("sql_nodes", DEFAULT_SQL_NODES)) + 1))
 
 
 def _check_traversable(lab: Lab) -> None:
@@ -50,8 +69,12 @@ def _check_traversable(lab: Lab) -> None:
                            " --lab-dir")
 
 
-def _sock(lab: Lab):
-    sock = lab.path("ndb", "sql") / "mysqld.sock"
+def _base(lab: Lab, i: int = 1):
+    return lab.path("ndb", "sql" if i == 1 else f"sql{i}")
+
+
+def _sock(lab: Lab, i: int = 1):
+    sock = _base(lab, i) / "mysqld.sock"
     if len(str(sock)) >= 108:
         raise LabError(f"the socket path {sock} is {len(str(sock))} characters; unix sockets"
                        " allow 107: use a shorter --lab-dir")
@@ -69,37 +92,33 @@ def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
         version_tuple(version)
     except ValueError as exc:
         raise LabError(str(exc)) from exc
+    count = getattr(args, "ndb_sql_nodes", None) or settings.get("sql_nodes") \
+        or DEFAULT_SQL_NODES
     running = lab.running(SQL) and lab.running(MODEL)
-    if running and (settings.get("scenario_path"), settings.get("version")) != (str(path),
-                                                                               version):
+    if running and (settings.get("scenario_path"), settings.get("version"),
+                    settings.get("sql_nodes", count)) != (str(path), version, count):
         print(f"lab: ndb already runs scenario {settings.get('scenario')} version"
-              f" {settings.get('version')}; `lab down` first to change it", file=sys.stderr)
+              f" {settings.get('version')} with {settings.get('sql_nodes')} SQL nodes;"
+              " `lab down` first to change it", file=sys.stderr)
     if not running:
         lab.save_settings(NAME, {"scenario": scen, "scenario_path": str(path),
-                                 "version": version, "data_version": None})
+                                 "version": version, "data_version": None,
+                                 "sql_nodes": count})
     _check_traversable(lab)
-    base = lab.path("ndb", "sql")
-    sock = _sock(lab)
-    port = lab.port(SQL)
-    if not lab.running(SQL):
-        lab.require_free(port, SQL)
-        mariadb.prepare_instance(base, port, {"innodb_buffer_pool_size": "32M",
-                                              "max_heap_table_size": "256M",
-                                              "innodb_flush_log_at_trx_commit": 2})
-        svc = mariadb.start_server(lab, SQL, NAME, "MariaDB serving the simulated ndbinfo"
-                                   " schema (NDB SQL node stand-in)", base, port, simulated=True)
-        mariadb.ensure_account(lab, sock, ACCOUNT, ["SELECT ON ndbinfo.*"])
-        cnf = mariadb.client_config(lab, SQL, ACCOUNT, port)
-        lab.register(dataclasses.replace(svc, client_config=str(cnf)))
+    description.write(lab)
+    for i in sql_nodes(lab):
+        start_sql(lab, i)
     if not lab.running(MODEL):
         settings = lab.settings(NAME)
         cluster_log = lab.path("ndb") / "cluster.log"
-        argv = [sys.executable, "-m", "clusterscope.ndbsim", "--socket", str(sock),
+        argv = [sys.executable, "-m", "clusterscope.ndbsim",
+                *[a for i in sql_nodes(lab) for a in ("--socket", str(_sock(lab, i)))],
                 "--scenario", settings["scenario_path"], "--version", settings["version"],
-                "--cluster-log", str(cluster_log), "--sql-port", str(port)]
+                "--cluster-log", str(cluster_log), "--sql-port", str(lab.port(SQL))]
         if settings.get("data_version"):
             argv += ["--data-version", settings["data_version"]]
         started = time.time()
+        sock = _sock(lab)
 
         def ready() -> None:
             _wait_model(lab, sock, started, 60)
@@ -109,7 +128,45 @@ def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
                   port=None, simulated=True, wait_ready=ready,
                   extra={"cluster_log": str(cluster_log), "scenario": settings["scenario"],
                          "version": settings["version"], "socket": str(sock)})
+    exporters.ensure_mysqld_exporter(lab)
     ndb_exporter.up(lab)
+
+
+def start_sql(lab: Lab, i: int) -> None:
+    """SQL node i: a MariaDB serving the simulated ndbinfo (idempotent)."""
+    name = sql_service(i)
+    if lab.running(name):
+        return
+    base, sock, port = _base(lab, i), _sock(lab, i), lab.port(name)
+    lab.require_free(port, name)
+    mariadb.prepare_instance(base, port, {"innodb_buffer_pool_size": "32M",
+                                          "max_heap_table_size": "256M",
+                                          "innodb_flush_log_at_trx_commit": 2})
+    lab.unregister(name)  # a killed node's record must not block its start
+    svc = mariadb.start_server(lab, name, NAME, f"MariaDB serving the simulated ndbinfo"
+                               f" schema (NDB SQL node {i} stand-in)", base, port,
+                               simulated=True)
+    mariadb.ensure_account(lab, sock, ACCOUNT, ["SELECT ON ndbinfo.*"])
+    cnf = mariadb.client_config(lab, name, ACCOUNT, port)
+    lab.register(dataclasses.replace(svc, client_config=str(cnf),
+                                     extra={**svc.extra, "sql_node": f"sql{i}"}))
+
+
+def kill_sql(lab: Lab, i: int) -> None:
+    """SIGKILL SQL node i (a crash): the model goes on writing the others."""
+    name = sql_service(i)
+    svc = lab.service(name)
+    if svc is None or not pid_alive(svc.pid, svc.start_time):
+        raise LabError(f"{name} is not running")
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(svc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while pid_alive(svc.pid, svc.start_time):
+        if time.monotonic() > deadline:
+            raise LabError(f"{name} (pid {svc.pid}) still alive after SIGKILL")
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(svc.pid, os.WNOHANG)
+        time.sleep(0.1)
 
 
 def _wait_model(lab: Lab, sock, started: float, timeout: float) -> None:
@@ -161,6 +218,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     help="play cluster time N times faster during the restart")
     sn.add_argument("--wait", action="store_true", help="return when the restart completed")
     sn.set_defaults(func=cmd_start_node)
+
+    for cmd, helptext in (("kill-sql", "SIGKILL an SQL node (the others go on serving"
+                                        " ndbinfo)"),
+                          ("start-sql", "start an SQL node again")):
+        k = nsub.add_parser(cmd, help=helptext)
+        k.add_argument("sql_node", type=int, metavar="N", help="1 for ndb-sql, 2 for ndb-sql2...")
+        k.set_defaults(func=cmd_sql, action=cmd)
 
     f = nsub.add_parser("fault", help="inject (or with --off clear) a fault")
     f.add_argument("fault", choices=FAULTS)
@@ -262,6 +326,20 @@ def cmd_start_node(args: argparse.Namespace) -> int:
                                    res["planned_wall_secs"] * 3 + 60)
         print(f"restart {res['restart_id']} completed: total_restart_secs"
               f" {rec['total_restart_secs']}")
+    return 0
+
+
+@_command
+def cmd_sql(args: argparse.Namespace) -> int:
+    lab = open_lab(args)
+    if args.sql_node not in sql_nodes(lab):
+        raise LabError(f"the lab's NDB cluster has SQL nodes {sql_nodes(lab)}")
+    if args.action == "kill-sql":
+        kill_sql(lab, args.sql_node)
+        print(f"{sql_service(args.sql_node)} killed (SIGKILL)")
+    else:
+        start_sql(lab, args.sql_node)
+        print(f"{sql_service(args.sql_node)} running")
     return 0
 
 

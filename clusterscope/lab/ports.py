@@ -10,14 +10,18 @@ DEFAULT_PORT_BASE = 13300
 
 OFFSETS: dict[str, int] = {
     # NDB simulator
-    "ndb-sql": 0,
+    "ndb-sql": 0,  # SQL node 1; SQL nodes 2 and 3 below
     "ndb-exporter": 1,
-    # Galera: client, gmcast, IST, SST per node; mysqld_exporter per node; tracker
+    "ndb-sql2": 2,
+    "ndb-sql3": 3,
+    # Galera: client, gmcast, IST, SST per node; garbd; tracker
     **{f"galera-node{n}": 10 + n for n in (1, 2, 3)},
     **{f"galera-node{n}-gmcast": 14 + n for n in (1, 2, 3)},
     **{f"galera-node{n}-ist": 18 + n for n in (1, 2, 3)},
     **{f"galera-node{n}-sst": 22 + n for n in (1, 2, 3)},
-    **{f"mysqld-exporter-node{n}": 26 + n for n in (1, 2, 3)},
+    "garbd": 26,  # its gmcast port
+    # one mysqld_exporter probes every node of every cluster
+    "mysqld-exporter": 27,
     "galera-tracker": 30,
     # Monitoring
     "victoria-metrics": 40,
@@ -28,7 +32,9 @@ OFFSETS: dict[str, int] = {
     "victoria-logs": 45,
     "otelcol": 46,          # the collector's own /metrics
     "otelcol-health": 47,   # its health_check extension
-    "vmalert-logs": 48,     # vmalert evaluating the log rules against VictoriaLogs
+    # the description of what is monitored, as service discovery and metrics
+    "inventory": 48,
+    "vmalert-logs": 49,     # vmalert evaluating the log rules against VictoriaLogs
     # A VictoriaMetrics the tests fill with known series (independent of the lab's)
     "scratch-vm": 98,
     # A VictoriaLogs and a collector the tests ship recorded logs through (and the bench)

@@ -19,7 +19,7 @@ import pymysql
 from clusterscope.ndbsim import scenario as scenarios
 from clusterscope.ndbsim.clusterlog import ClusterLog
 from clusterscope.ndbsim.model import Model
-from clusterscope.ndbsim.store import Store
+from clusterscope.ndbsim.store import Mirror, Store
 
 FULL_EVERY = 1.0
 FAST_TICK = 0.1
@@ -34,7 +34,10 @@ class Runner:
         self.data_version = args.data_version or self.version
         self.model = Model(self.sc, self.data_version, sql_port=args.sql_port,
                            seed=args.seed)
-        self.store = Store(args.socket, self.version, self.data_version)
+        # the first SQL node holds the control tables; the others mirror ndbinfo
+        self.store = Store(args.socket[0], self.version, self.data_version)
+        self.mirrors = [Mirror(sock) for sock in args.socket[1:]]
+        self.primary_down: str | None = None
         self.log = ClusterLog(Path(args.cluster_log))
         self.stop = False
 
@@ -121,6 +124,8 @@ class Runner:
 
     def run(self) -> None:
         self.store.ensure_schema()
+        for mirror in self.mirrors:
+            mirror.write(self.store, self.model.tables(full=True), False, set(), {})
         self.log.write([("INFO", f"Node {self.sc.mgm_nodes[0]}: Simulated cluster"
                                  f" '{self.sc.name}' (version {self.version}, data nodes"
                                  f" {self.data_version}) model started")])
@@ -137,15 +142,33 @@ class Runner:
 
     def step(self, last: float, last_full: float) -> tuple[float, float]:
         now = time.monotonic()
-        for cid, cmd in self.store.pending_commands():
-            try:
-                self.store.finish_command(cid, True, self.command(cmd))
-            except (ValueError, KeyError) as exc:
-                self.store.finish_command(cid, False, {"error": str(exc) or repr(exc)})
+        try:
+            for cid, cmd in self.store.pending_commands():
+                try:
+                    self.store.finish_command(cid, True, self.command(cmd))
+                except (ValueError, KeyError) as exc:
+                    self.store.finish_command(cid, False, {"error": str(exc) or repr(exc)})
+                for mirror in self.mirrors:
+                    mirror.resync()
+        except pymysql.MySQLError as exc:
+            self._primary_lost(exc)
         self.model.tick(now - last)
         last = now
         full = (now - last_full >= FULL_EVERY) or self.model.membership_changed
-        self.store.write(self.model.tables(full=full))
+        tables = self.model.tables(full=full)
+        try:
+            self.store.write(tables)
+            if self.primary_down is not None:
+                print("ndbsim: the first SQL node is back", flush=True)
+                self.primary_down = None
+        except pymysql.MySQLError as exc:
+            self._primary_lost(exc)
+        f = self.model.faults
+        for mirror in self.mirrors:
+            # a mirror that missed rows (it was away) gets every table again
+            whole = full or mirror.store is None or mirror.dirty
+            mirror.write(self.store, self.model.tables(full=True) if whole and not full
+                         else tables, f.offline, f.view_error, f.null_columns)
         if full:
             last_full = now
         self.flush_events(full)
@@ -154,24 +177,43 @@ class Runner:
         time.sleep(max(0.02, step - (time.monotonic() - now)))
         return last, last_full
 
+    def _primary_lost(self, exc: Exception) -> None:
+        """The first SQL node (control tables) went away: the model and the other SQL nodes
+        go on; its tables are written whole when it answers again (MEMORY tables come back
+        empty after a restart), and the events it missed wait for it."""
+        if self.primary_down is None:
+            self.primary_down = str(exc)
+            print(f"ndbsim: the first SQL node is unavailable ({exc}); control commands wait"
+                  " for it, the other SQL nodes go on", flush=True)
+        self.store.last.clear()
+
     def flush_events(self, full: bool) -> None:
         m = self.model
         self.log.write(m.log)
         m.log.clear()
-        for run_id, node, status, ctime in m.status_events:
-            self.store.record_status(run_id, node, status, ctime)
-        m.status_events.clear()
-        for run_id, _node, total in m.completed:
-            self.store.finish_restart(run_id, total)
-        m.completed.clear()
-        if full or m.restarts:
-            self.store.put_state("model", {**m.status(), "wall": time.time()})
+        if self.primary_down is not None:
+            return  # status events and completions wait for the control tables
+        try:
+            while m.status_events:
+                run_id, node, status, ctime = m.status_events[0]
+                self.store.record_status(run_id, node, status, ctime)
+                m.status_events.pop(0)
+            while m.completed:
+                run_id, _node, total = m.completed[0]
+                self.store.finish_restart(run_id, total)
+                m.completed.pop(0)
+            if full or m.restarts:
+                self.store.put_state("model", {**m.status(), "wall": time.time()})
+        except pymysql.MySQLError as exc:
+            self._primary_lost(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m clusterscope.ndbsim",
                                 description="NDB Cluster simulator model (SIMULATED data)")
-    p.add_argument("--socket", required=True, help="the simulator MariaDB's unix socket")
+    p.add_argument("--socket", required=True, action="append",
+                   help="an SQL node's (MariaDB's) unix socket; repeat for each SQL node:"
+                        " the first holds the control tables, every one serves ndbinfo")
     p.add_argument("--scenario", default="default", help="scenario name or YAML file")
     p.add_argument("--version", help="view profile (7.5, 7.6, 8.0, 8.4 or a release)")
     p.add_argument("--data-version", help="the data nodes' release when older than the SQL"

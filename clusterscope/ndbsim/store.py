@@ -11,6 +11,7 @@ never sees it half-written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -213,3 +214,46 @@ class Store:
         with self.cur() as cur:
             cur.execute(f"UPDATE {SIM_DB}.restarts SET finished=%s, total_restart_secs=%s"
                         " WHERE restart_id=%s", (time.time(), total, run_id))
+
+
+class Mirror:
+    """Another SQL node of the simulated cluster: every SQL node of a real cluster serves
+    the same ndbinfo rows (they come from the data nodes), so each mirror gets the schema,
+    the views and the rows the primary gets, but not the control tables. A mirror that
+    goes away (stopped, restarted) never stops the model or the other SQL nodes; when it
+    answers again it is resynced whole (schema, views, NULL columns, every table)."""
+
+    def __init__(self, sock: str | Path) -> None:
+        self.sock = sock
+        self.store: Store | None = None
+        self.dirty = True
+        self.down_since: float | None = None
+
+    def resync(self) -> None:
+        self.dirty = True
+
+    def write(self, primary: Store, tables: dict[str, tuple[list[str], list[tuple]]],
+              offline: bool, broken: set[str], null_columns: dict[str, list[str]]) -> None:
+        try:
+            if self.store is None:
+                self.store = Store(self.sock, primary.version, primary.data_version)
+                self.dirty = True
+            if self.dirty:
+                self.store.version, self.store.data_version = (primary.version,
+                                                               primary.data_version)
+                self.store.ensure_schema(offline, broken)
+                self.store.set_null_columns(null_columns)
+                self.dirty = False
+            self.store.write(tables)
+            if self.down_since is not None:
+                print(f"ndbsim: SQL node at {self.sock} is back; resynced", flush=True)
+                self.down_since = None
+        except pymysql.MySQLError as exc:
+            if self.down_since is None:
+                self.down_since = time.time()
+                print(f"ndbsim: SQL node at {self.sock} unavailable ({exc}); the others go"
+                      " on", flush=True)
+            if self.store is not None:
+                with contextlib.suppress(Exception):
+                    self.store.conn.close()
+            self.store = None

@@ -34,14 +34,14 @@ def groups(c: dict) -> list[Group]:
     ])
     slow = g["recovery_slow_seconds"]
     recent = g["recovery_recent"]
-    expected = g.get("expected_cluster_size") or {}
+    inv = c["selectors"]["inventory"]
     size = f"max by (cluster) ({st}_wsrep_cluster_size{{{s}}})"
-    # fewer members than the largest size seen lately (garbd and unmonitored members count,
-    # as they are in wsrep_cluster_size), or than the size configured for the cluster
-    smaller = [f"({size} < max by (cluster) (max_over_time({st}_wsrep_cluster_size{{{s}}}"
+    # fewer members than the description lists (nodes and garbd: both count in
+    # wsrep_cluster_size), or than the largest size seen lately (a member it does not list)
+    smaller = [f"({size} < on (cluster) sum by (cluster) (clusterscope_cluster_members"
+               f"{{{inv},kind=\"galera\"}}))",
+               f"({size} < max by (cluster) (max_over_time({st}_wsrep_cluster_size{{{s}}}"
                f"[{g['cluster_size_history']}])))"]
-    smaller += [f"(max by (cluster) ({st}_wsrep_cluster_size{{{s},cluster=\"{name}\"}}) < {n})"
-                for name, n in sorted(expected.items())]
     grp.alerts += [
         Alert("GaleraNodeNotReady",
               f"mysql_up{{{s}}} == 0 or {st}_wsrep_ready{{{s}}} == 0",
@@ -56,6 +56,15 @@ def groups(c: dict) -> list[Group]:
               " does not answer or its last scrape failed, for"
               f" {g['exporter_down_for']}: that node's Galera alerts are blind. Not a node"
               " failure by itself.", "galera", g["exporter_down_for"]),
+        Alert("GaleraExporterAbsent",
+              f"max by (cluster, node) (clusterscope_node_info{{{inv},role=\"galera\"}})"
+              f" unless on (cluster, node) up{{{s}}}",
+              "warning", "Galera node {{ $labels.node }} is described but not scraped",
+              "Node {{ $labels.node }} of {{ $labels.cluster }} is in the description"
+              " (clusterscope.yml) but no scrape of the galera job covers it, for"
+              f" {g['exporter_down_for']}: the scrape configuration does not take the"
+              " inventory's targets, so the node's alerts are blind.", "galera",
+              g["exporter_down_for"]),
         Alert("GaleraNonPrimary",
               f"{st}_wsrep_cluster_status{{{s}}} == 0",
               "critical", "Galera node {{ $labels.node }} is not in the Primary component",
@@ -80,8 +89,8 @@ def groups(c: dict) -> list[Group]:
         Alert("GaleraClusterSizeReduced", " or ".join(smaller),
               "warning", "Galera cluster {{ $labels.cluster }} has only {{ $value }} members",
               "The Primary component of {{ $labels.cluster }} has {{ $value }} members, fewer"
-              f" than it had in the last {g['cluster_size_history']} (or than configured in"
-              " rules/config.yaml galera.expected_cluster_size), for"
+              " than the description lists (nodes and garbd) or than it had in the last"
+              f" {g['cluster_size_history']}, for"
               f" {g['cluster_size_reduced_for']}: a member (node or garbd) left.", "galera",
               g["cluster_size_reduced_for"], per_node=False),
         Alert("GaleraFlowControlHigh",

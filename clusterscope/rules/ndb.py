@@ -176,6 +176,7 @@ def _restarts(c: dict) -> Group:
 def _nodes(c: dict) -> Group:
     n = c["ndb"]
     s = c["selectors"]["ndb"]
+    inv = c["selectors"]["inventory"]
     ldm_cpu = ldm_cpu_percent(s, modes=n["ldm_cpu_modes"])
     ldm_cpu_avg = ldm_cpu_percent(s, modes=n["ldm_cpu_modes"], avg_over=n["ldm_cpu_avg_over"])
     lcp_after = n["lcp_stalled_after"]
@@ -296,15 +297,27 @@ def _nodes(c: dict) -> Group:
               per_node=False),
         Alert("NdbExporterDown",
               f"up{{{s}}} == 0 or ndb_up{{{s}}} == 0",
-              "warning", "ndbinfo_exporter {{ $labels.instance }} sees no NDB cluster",
+              "warning", "ndbinfo_exporter sees no NDB cluster {{ $labels.cluster }}",
               "Either the exporter does not answer scrapes (up 0) or it cannot read ndbinfo"
-              " from its SQL node (ndb_up 0): NDB monitoring is blind.", "ndb_overview",
-              n["exporter_down_for"], per_node=False),
-        Alert("NdbExporterAbsent", f"absent(up{{{s}}})",
-              "warning", "No ndbinfo_exporter is scraped",
-              f"No target of the scrape job selected by {s} exists: the job was removed from"
-              " the scrape configuration or its service discovery finds nothing.",
+              " through any of the cluster's SQL nodes (ndb_up 0): NDB monitoring is blind.",
               "ndb_overview", n["exporter_down_for"], per_node=False),
+        Alert("NdbExporterAbsent",
+              f"max by (cluster) (clusterscope_cluster_info{{{inv},kind=\"ndb\"}})"
+              f" unless on (cluster) up{{{s}}}",
+              "warning", "NDB cluster {{ $labels.cluster }} is described but not scraped",
+              "{{ $labels.cluster }} is an NDB cluster of the description (clusterscope.yml),"
+              f" but no target of the scrape job selected by {s} covers it: the scrape"
+              " configuration does not take the inventory's targets.",
+              "ndb_overview", n["exporter_down_for"], per_node=False),
+        Alert("NdbSqlNodeDown",
+              f"max {WITHOUT} (ndb_sql_node_up{{{s}}}) == 0",
+              "warning", "NDB SQL node {{ $labels.sql_node }} of {{ $labels.cluster }} does"
+              " not answer",
+              "SQL node {{ $labels.sql_node }} of {{ $labels.cluster }} has not answered the"
+              f" exporter for {n['sql_node_down_for']}. The exporter reads ndbinfo through"
+              " another SQL node if one answers (ndb_sql_node_serving); applications that"
+              " connect to this one fail.", "ndb_overview", n["sql_node_down_for"],
+              per_node=False),
         Alert("NdbExporterCollectorFailing",
               f"ndb_exporter_collector_success{{{s}}} == 0 and on (instance, collector)"
               f" ndb_exporter_collector_supported{{{s}}} == 1"

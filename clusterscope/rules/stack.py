@@ -9,6 +9,7 @@ from clusterscope.rules.model import Alert, Group
 
 def groups(c: dict) -> list[Group]:
     v = c["selectors"]["vmalert"]
+    inv = c["selectors"]["inventory"]
     grp = Group("stack", "stack.yml")
     grp.alerts += [
         Alert("ClusterscopeWatchdog", "vector(1)", "info",
@@ -28,5 +29,21 @@ def groups(c: dict) -> list[Group]:
               "vmalert failed to evaluate a rule of group {{ $labels.group }} in the last 5"
               " minutes: the alert (or the recording it feeds) is silently missing.",
               "ndb_overview", per_node=False),
+        # The absence alerts follow the description; without the inventory they would all
+        # go quiet, so its own absence is an alert of the stack (always deployed).
+        Alert("ClusterscopeInventoryDown",
+              f"up{{{inv}}} == 0 or absent(up{{{inv}}})",
+              "warning", "The clusterscope inventory is not scraped",
+              "The inventory (the description of what is monitored, clusterscope.yml, served"
+              " as service discovery and metrics) does not answer or is not scraped: no new"
+              " target is discovered, and the alerts that compare a cluster with its"
+              " description (sizes, absent exporters) are blind.", "ndb_overview", "2m",
+              per_node=False),
+        Alert("ClusterscopeInventoryInvalid",
+              f"clusterscope_inventory_config_last_reload_successful{{{inv}}} == 0",
+              "warning", "The description of what is monitored does not parse",
+              "clusterscope.yml changed and no longer parses; the inventory still serves the"
+              " last good description. Its log line names the place and the problem.",
+              "ndb_overview", "1m", per_node=False),
     ]
     return [grp]

@@ -173,9 +173,9 @@ def parse(data: Any, source: str = "<description>") -> Description:
 def _cluster(rc: Any, where: str, fail) -> Cluster:  # noqa: ANN001 - the local fail()
     if not isinstance(rc, dict):
         raise fail(where, f"expected a mapping (name, kind, nodes), got {_kind(rc)}")
-    _no_unknown(rc, _CLUSTER_KEYS, where, fail)
     name = _name(rc.get("name"), f"{where}.name", fail)
     where = f"{where} ({name})"
+    _no_unknown(rc, _CLUSTER_KEYS, where, fail)
     kind = rc.get("kind")
     if kind not in KINDS:
         raise fail(f"{where}.kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -204,9 +204,9 @@ def _cluster(rc: Any, where: str, fail) -> Cluster:  # noqa: ANN001 - the local 
 def _node(rn: Any, where: str, kind: str, credentials: str, fail) -> Node:  # noqa: ANN001
     if not isinstance(rn, dict):
         raise fail(where, f"expected a mapping (name, address, ...), got {_kind(rn)}")
-    _no_unknown(rn, _NODE_KEYS, where, fail)
     name = _name(rn.get("name"), f"{where}.name", fail)
     where = f"{where} ({name})"
+    _no_unknown(rn, _NODE_KEYS, where, fail)
     role = rn.get("role", DEFAULT_ROLE[kind])
     if role not in ROLES[kind]:
         raise fail(f"{where}.role", f"a {kind} node is one of {', '.join(ROLES[kind])},"

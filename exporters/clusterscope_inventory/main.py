@@ -13,7 +13,7 @@ import threading
 from clusterscope_inventory import __version__
 from clusterscope_inventory.description import DescriptionError, load
 from clusterscope_inventory.server import Inventory, make_server
-from clusterscope_inventory.targets import JOBS, targets
+from clusterscope_inventory.targets import JOBS, STACK_JOBS, targets
 
 DEFAULT_LISTEN = "127.0.0.1:9110"
 
@@ -26,6 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the description (clusterscope.yml)")
     p.add_argument("--web.listen-address", dest="listen", default=DEFAULT_LISTEN,
                    help=f"host:port (default {DEFAULT_LISTEN})")
+    for job in STACK_JOBS:
+        flag = job.replace("_", "-")
+        p.add_argument(f"--target.{flag}", dest=f"target_{job}", default="",
+                       metavar="HOST:PORT",
+                       help=f"where the deployment's {job} answers; /sd/{job} lists it when"
+                            " the description needs it (empty: not deployed)")
     p.add_argument("--check", action="store_true",
                    help="validate the description, print each job's targets and exit")
     p.add_argument("--log.level", dest="log_level", default="info",
@@ -57,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"clusterscope_inventory: {exc}", file=sys.stderr)
         return 2
     try:
-        server = make_server((host.strip("[]") or "0.0.0.0", int(port)), inventory)
+        stack = {job: getattr(args, f"target_{job}") for job in STACK_JOBS
+                 if getattr(args, f"target_{job}")}
+        server = make_server((host.strip("[]") or "0.0.0.0", int(port)), inventory, stack)
     except OSError as exc:
         print(f"clusterscope_inventory: cannot listen on {args.listen}: {exc.strerror}",
               file=sys.stderr)

@@ -30,7 +30,7 @@ from clusterscope_inventory.description import (
     DescriptionError,
     load,
 )
-from clusterscope_inventory.targets import JOBS, targets
+from clusterscope_inventory.targets import JOBS, STACK_JOBS, stack_targets, targets
 
 log = logging.getLogger("clusterscope_inventory")
 
@@ -99,7 +99,10 @@ class InventoryCollector(Collector):
             "When the description last parsed.", value=self.inventory.loaded_at)
 
 
-def make_server(address: tuple[str, int], inventory: Inventory) -> ThreadingHTTPServer:
+def make_server(address: tuple[str, int], inventory: Inventory,
+                stack: dict[str, str] | None = None) -> ThreadingHTTPServer:
+    """`stack`: the addresses of the deployment's own optional services (STACK_JOBS)."""
+    stack = stack or {}
     registry = CollectorRegistry(auto_describe=False)
     registry.register(InventoryCollector(inventory))
 
@@ -113,12 +116,16 @@ def make_server(address: tuple[str, int], inventory: Inventory) -> ThreadingHTTP
             path = urlsplit(self.path).path
             if path.startswith("/sd/"):
                 job = path[len("/sd/"):]
-                if job not in JOBS:
+                if job in JOBS:
+                    found = targets(inventory.current(), job)
+                elif job in STACK_JOBS:
+                    found = stack_targets(inventory.current(), job, stack.get(job))
+                else:
+                    jobs = ", ".join((*JOBS, *STACK_JOBS))
                     self._send(404, "text/plain; charset=utf-8",
-                               f"no job {job!r}; jobs: {', '.join(JOBS)}\n".encode())
+                               f"no job {job!r}; jobs: {jobs}\n".encode())
                     return
-                body = json.dumps(targets(inventory.current(), job)).encode()
-                self._send(200, "application/json", body)
+                self._send(200, "application/json", json.dumps(found).encode())
             elif path == "/config/otelcol.yaml":
                 try:
                     body = container_config(inventory.current().log_sources()).encode()
@@ -132,7 +139,8 @@ def make_server(address: tuple[str, int], inventory: Inventory) -> ThreadingHTTP
             elif path in ("/-/healthy", "/-/ready"):
                 self._send(200, "text/plain; charset=utf-8", b"ok\n")
             elif path == "/":
-                links = "".join(f'<li><a href="/sd/{j}">/sd/{j}</a></li>' for j in JOBS)
+                links = "".join(f'<li><a href="/sd/{j}">/sd/{j}</a></li>'
+                                for j in (*JOBS, *STACK_JOBS))
                 self._send(200, "text/html; charset=utf-8",
                            f"<html><body><h1>clusterscope inventory</h1><ul>{links}"
                            f'<li><a href="/metrics">/metrics</a></li>'

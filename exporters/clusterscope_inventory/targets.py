@@ -19,6 +19,11 @@ from clusterscope_inventory.description import Cluster, Description, Node
 
 # job name -> what it lists. The names are the `job` label the rules select on.
 JOBS = ("galera", "ndb_sql", "ndbinfo", "node")
+# The deployment's own optional services, listed only when the description needs them
+# (the tracker when a Galera node has a log, ndbinfo_exporter's own metrics when there is an
+# NDB cluster) or when configured (the loadgen): a service that is not deployed then has no
+# target, so no "down" alert, and one that is needed but missing shows as down.
+STACK_JOBS = ("galera_tracker", "ndbinfo_exporter", "loadgen")
 
 
 def _labels(c: Cluster, n: Node | None = None) -> dict[str, str]:
@@ -28,6 +33,17 @@ def _labels(c: Cluster, n: Node | None = None) -> dict[str, str]:
     if c.simulated:
         labels["simulated"] = "true"
     return labels
+
+
+def stack_targets(desc: Description, job: str, address: str | None) -> list[dict]:
+    """The target of one of the deployment's own services, if it is needed and known."""
+    if job not in STACK_JOBS:
+        raise KeyError(job)
+    needed = {"galera_tracker": any(c.kind == "galera" and any(n.log for n in c.mysqld_nodes)
+                                    for c in desc.clusters),
+              "ndbinfo_exporter": bool(desc.of_kind("ndb")),
+              "loadgen": True}[job]
+    return [{"targets": [address], "labels": {}}] if needed and address else []
 
 
 def targets(desc: Description, job: str) -> list[dict]:

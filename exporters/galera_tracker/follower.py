@@ -7,7 +7,7 @@ continues where it stopped instead of reading a file twice.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 MAX_CHUNK = 1 << 20
@@ -24,6 +24,9 @@ class LogFollower:
     readable: bool = False
     head: bytes = b""
     seen: tuple[int, int] | None = None  # (size, mtime_ns) when the file was last read
+    # called when the file starts over from its top (rotated, replaced, truncated): what
+    # follows may be lines already read, under a new inode (an rsync copy)
+    on_reset: Callable[[], None] | None = None
 
     def position(self) -> dict:
         return {"inode": self.inode, "offset": self.offset,
@@ -83,3 +86,5 @@ class LogFollower:
         self.partial = b""
         self.head = b""
         self.reopens += 1
+        if self.on_reset is not None:
+            self.on_reset()

@@ -84,6 +84,19 @@ class Database:
         self._session_settings()
         self.read_schema()
 
+    def ping(self, timeout: float) -> str | None:
+        """Whether the SQL node answers a trivial query within `timeout`: None, or why not.
+        For a node that is not serving: no schema read, no session settings."""
+        try:
+            if self.conn is None or not self.conn.open:
+                self.close()
+                self.conn = open_connection(self.cfg, timeout, connect_timeout=timeout)
+            self._raw("SELECT 1")
+            return None
+        except (Unavailable, QueryTimeout, pymysql.MySQLError, OSError) as exc:
+            self.close()
+            return str(exc)
+
     def _session_settings(self) -> None:
         try:
             self._raw(f"SET SESSION ndbinfo_max_rows = {NDBINFO_MAX_ROWS}")
@@ -182,12 +195,14 @@ class Database:
         return [dict(zip(names, r, strict=True)) for r in rows]
 
 
-def open_connection(cfg: ClientConfig, query_timeout: float) -> pymysql.connections.Connection:
+def open_connection(cfg: ClientConfig, query_timeout: float,
+                    connect_timeout: float = 5.0) -> pymysql.connections.Connection:
     """Log in as the option file says; any failure is Unavailable with a reason that names
     what went wrong (login, TLS, network), never the password."""
     try:
         return pymysql.connect(
-            **cfg.connect_kwargs(), autocommit=True, connect_timeout=5,
+            **cfg.connect_kwargs(), autocommit=True,
+            connect_timeout=max(0.5, min(5.0, connect_timeout)),
             read_timeout=max(1.0, query_timeout + 2.0),
             write_timeout=max(1.0, query_timeout + 2.0), charset="utf8mb4")
     except pymysql.MySQLError as exc:

@@ -8,12 +8,16 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
+
+from clusterscope_inventory.description import Cluster, DescriptionError
 
 from ndbinfo_exporter import __version__, mycnf, webconfig
+from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
 from ndbinfo_exporter.mycnf import ConfigError
-from ndbinfo_exporter.scrape import DEFAULT_SLOW_INTERVAL, Scraper
+from ndbinfo_exporter.scrape import DEFAULT_SLOW_INTERVAL, Scraper, SqlNode
 from ndbinfo_exporter.server import make_server
 from ndbinfo_exporter.state import ExporterState, RestartLedger
 
@@ -51,8 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--web.config.file", dest="web_config", default=None,
                    help="exporter-toolkit web config (TLS, bcrypt basic auth)")
     p.add_argument("--config.my-cnf", dest="my_cnf", default="~/.my.cnf",
-                   help="MySQL option file whose [client] section says how to connect"
-                        " (default ~/.my.cnf)")
+                   help="MySQL option file: its [client] section says how to connect"
+                        " (default ~/.my.cnf); with --config.clusters, the section each"
+                        " cluster's or node's `credentials` names (mysqld_exporter's"
+                        " auth_module format: [client.x] inherits from [client])")
+    p.add_argument("--config.clusters", dest="clusters", default=None,
+                   help="the description of the monitored clusters (clusterscope.yml):"
+                        " every kind: ndb cluster is served on /probe?cluster=NAME and read"
+                        " through the first of its SQL nodes that answers")
     p.add_argument("--query.timeout", dest="query_timeout", type=parse_duration, default=2.0,
                    help="limit per ndbinfo query (default 2s)")
     p.add_argument("--scrape.timeout", dest="scrape_timeout", type=parse_duration,
@@ -65,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--state.file", dest="state_file", default="ndbinfo_exporter.state.json",
                    help="where completed restarts already counted are kept (default"
                         " ./ndbinfo_exporter.state.json)")
+    p.add_argument("--state.dir", dest="state_dir", default=".",
+                   help="with --config.clusters: where each cluster's counted restarts are"
+                        " kept, as ndbinfo_exporter.<cluster>.state.json (default .)")
     p.add_argument("--log.level", dest="log_level", default="info",
                    choices=["debug", "info", "warn", "error"])
     p.add_argument("--version", action="version", version=f"ndbinfo_exporter {__version__}")
@@ -90,29 +103,55 @@ def main(argv: list[str] | None = None) -> int:
                                                                              "WARNING")),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    try:
-        cfg = mycnf.load(os.path.expanduser(args.my_cnf))
-        web = webconfig.load(args.web_config)
-        address = parse_listen(args.listen)
-        ledger = RestartLedger(args.state_file)
-    except (ConfigError, ValueError) as exc:
-        print(f"ndbinfo_exporter: {exc}", file=sys.stderr)
-        return 2
     enabled = [c for c in ALL
                if (getattr(args, f"collect_{c.name}") is None and c.default)
                or getattr(args, f"collect_{c.name}")]
-    db = Database(cfg, args.query_timeout)
-    scraper = Scraper(db, enabled, ExporterState(ledger), args.scrape_timeout,
-                      args.slow_interval)
+    my_cnf = os.path.expanduser(args.my_cnf)
+
+    def make_scraper(nodes: Database | list[SqlNode], ledger: RestartLedger) -> Scraper:
+        return Scraper(nodes, enabled, ExporterState(ledger), args.scrape_timeout,
+                       args.slow_interval)
+
+    def for_cluster(cluster: Cluster) -> Scraper:
+        # the option file is read again for every cluster built: credentials added for a
+        # new cluster need no restart
+        path, sections = mycnf.read_sections(my_cnf)
+        nodes = []
+        for n in cluster.members("sql"):
+            cfg = mycnf.from_section(path, sections, n.credentials, dict(os.environ))
+            cfg = cfg.at(n.address)  # type: ignore[arg-type] - sql nodes have one
+            nodes.append(SqlNode(n.name, Database(cfg, args.query_timeout),
+                                 Database(cfg, args.query_timeout)))
+        state = Path(args.state_dir) / f"ndbinfo_exporter.{cluster.name}.state.json"
+        return make_scraper(nodes, RestartLedger(state))
+
+    scraper: Scraper | None = None
+    clusters: ClusterSet | None = None
     try:
-        server = make_server(address, args.path, scraper, web)
+        web = webconfig.load(args.web_config)
+        address = parse_listen(args.listen)
+        if args.clusters:
+            mycnf.read_sections(my_cnf)  # unreadable or malformed: say so at start-up
+            clusters = ClusterSet(args.clusters, for_cluster)
+            what = f"NDB clusters of {args.clusters} on /probe?cluster=NAME: " + (
+                ", ".join(clusters.names()) or "none yet")
+        else:
+            cfg = mycnf.load(my_cnf)
+            scraper = make_scraper(Database(cfg, args.query_timeout),
+                                   RestartLedger(args.state_file))
+            what = f"SQL node {cfg.target()} as {cfg.user} on {args.path}"
+    except (ConfigError, DescriptionError, ValueError) as exc:
+        print(f"ndbinfo_exporter: {exc}", file=sys.stderr)
+        return 2
+    try:
+        server = make_server(address, args.path, scraper, web, clusters)
     except OSError as exc:
         print(f"ndbinfo_exporter: cannot listen on {args.listen}: {exc.strerror}",
               file=sys.stderr)
         return 2
-    log.info("ndbinfo_exporter %s serving %s://%s%s (SQL node %s as %s; collectors: %s)",
-             __version__, "https" if web.ssl_context else "http", args.listen, args.path,
-             cfg.target(), cfg.user, ", ".join(c.name for c in enabled))
+    log.info("ndbinfo_exporter %s serving %s://%s: %s; collectors: %s", __version__,
+             "https" if web.ssl_context else "http", args.listen, what,
+             ", ".join(c.name for c in enabled))
 
     def stop(signum: int, frame: object) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()
@@ -123,7 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         server.serve_forever()
     finally:
         server.server_close()
-        db.close()
+        if scraper is not None:
+            scraper.close()
+        if clusters is not None:
+            clusters.close()
     log.info("stopped")
     return 0
 

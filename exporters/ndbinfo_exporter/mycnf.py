@@ -1,4 +1,5 @@
-"""Reading the `[client]` section of a MySQL option file (what `--config.my-cnf` names).
+"""Reading a MySQL option file (what `--config.my-cnf` names): `[client]`, or the section an
+auth_module names (`[client.node2]`), in the format mysqld_exporter reads the same file.
 
 Parsed here rather than by the driver so a malformed file fails at start-up with a message
 naming the file and the problem, and so the password can come from the environment instead.
@@ -7,6 +8,7 @@ naming the file and the problem, and so the password can come from the environme
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +41,12 @@ class ClientConfig:
     ssl_mode: str = "PREFERRED"
     ssl: dict[str, object] = field(default_factory=dict)  # ca, cert, key files
     server_public_key: bytes | None = None  # PEM, for caching_sha2_password without TLS
+    section: str = "client"  # the option-file section it came from
+
+    def at(self, address: str) -> ClientConfig:
+        """The same login at another host:port (a node of the description)."""
+        host, _, port = address.rpartition(":")
+        return dataclasses.replace(self, host=host.strip("[]"), port=int(port), socket=None)
 
     def target(self) -> str:
         """Where we connect, for log lines (never includes the password)."""
@@ -77,8 +85,53 @@ def _unquote(value: str) -> str:
     return v
 
 
-def load(path: str | os.PathLike, env: dict[str, str] | None = None) -> ClientConfig:
-    env = os.environ if env is None else env
+def expand_env(value: str, env: dict[str, str]) -> str:
+    """`$NAME` and `${NAME}` replaced as Go's os.ExpandEnv does, because mysqld_exporter maps
+    every value of this same file through it (prometheus/mysqld_exporter config/config.go
+    v0.19.0: `cfg.ValueMapper = os.ExpandEnv`; the rules are golang/go src/os/env.go
+    Expand/getShellName): an unset name becomes empty, `$$`, `$1`, `$*`... are shell special
+    names (also empty), and a `$` followed by nothing name-like stays."""
+    out: list[str] = []
+    i = 0
+    while i < len(value):
+        c = value[i]
+        if c != "$" or i + 1 == len(value):
+            out.append(c)
+            i += 1
+            continue
+        rest = value[i + 1:]
+        if rest[0] == "{":
+            if len(rest) > 2 and rest[1] in _SPECIAL and rest[2] == "}":
+                name, width = rest[1], 3
+            else:
+                close = rest.find("}")
+                if close == 1:
+                    name, width = "", 2          # `${}`: bad syntax, eaten
+                elif close > 1:
+                    name, width = rest[1:close], close + 1
+                else:
+                    name, width = "", 1          # `${` unclosed: the brace is eaten
+        elif rest[0] in _SPECIAL:
+            name, width = rest[0], 1
+        else:
+            width = 0
+            while width < len(rest) and (rest[width].isascii()
+                                         and (rest[width].isalnum() or rest[width] == "_")):
+                width += 1
+            name = rest[:width]
+        if name:
+            out.append(env.get(name, ""))
+        elif width == 0:
+            out.append("$")                      # not followed by a name: kept
+        i += 1 + width
+    return "".join(out)
+
+
+_SPECIAL = set("*#$@!?-0123456789")
+
+
+def read_sections(path: str | os.PathLike) -> tuple[Path, configparser.ConfigParser]:
+    """The option file parsed (every section), or a ConfigError naming the problem."""
     p = Path(path)
     try:
         text = p.read_text()
@@ -86,66 +139,107 @@ def load(path: str | os.PathLike, env: dict[str, str] | None = None) -> ClientCo
         raise ConfigError(f"{p}: cannot read the option file ({exc.strerror})") from exc
     parser = configparser.ConfigParser(allow_no_value=True, interpolation=None, strict=False,
                                        delimiters=("=",), comment_prefixes=("#", ";"),
-                                       inline_comment_prefixes=None)
+                                       inline_comment_prefixes=None,
+                                       # MySQL option files have no [DEFAULT] section:
+                                       # a section of that name is an ordinary one
+                                       default_section="\0")
+    parser.optionxform = str  # type: ignore[assignment, method-assign] - keys as written
     # `!include`/`!includedir` lines are not supported; say so instead of misreading them
     for n, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("!"):
             raise ConfigError(f"{p}:{n}: `{line.split()[0]}` directives are not supported;"
-                              " put the [client] options in this file")
+                              " put the options in this file")
     try:
         parser.read_string(text, source=str(p))
     except configparser.Error as exc:
         first = str(exc).splitlines()[0]
         raise ConfigError(f"{p}: not a valid option file: {first}") from exc
-    if not parser.has_section("client"):
-        raise ConfigError(f"{p}: no [client] section (found: "
+    return p, parser
+
+
+def section_options(p: Path, parser: configparser.ConfigParser, section: str,
+                    env: dict[str, str]) -> dict[str, str | None]:
+    """A section's options, each looked up in the section and then in its dotted parents
+    (`client.node2` falls back to `client`), as mysqld_exporter's ini library does for the
+    same file (go-ini Section.GetKey: "Check if it is a child-section"; mysqld_exporter
+    config.go: "no user specified in section or parent")."""
+    if not parser.has_section(section):
+        raise ConfigError(f"{p}: no [{section}] section (found: "
                           f"{', '.join(parser.sections()) or 'no sections'})")
-    opts = {k.replace("-", "_"): (_unquote(v) if v is not None else None)
-            for k, v in parser.items("client")}
+    chain = [section]
+    while "." in chain[-1]:
+        chain.append(chain[-1].rsplit(".", 1)[0])
+    opts: dict[str, str | None] = {}
+    for name in reversed(chain):  # the parents first, the section itself wins
+        if not parser.has_section(name):
+            continue
+        for k, v in parser.items(name, raw=True):
+            key = k.lower().replace("-", "_")
+            opts[key] = expand_env(_unquote(v), env) if v is not None else None
+    return opts
+
+
+def load(path: str | os.PathLike, env: dict[str, str] | None = None,
+         section: str = "client") -> ClientConfig:
+    """The login of one section (`client` by default, or an auth_module such as
+    `client.node2`); host and port may be overridden by the caller (the description's
+    address of the node)."""
+    env = os.environ if env is None else env
+    p, parser = read_sections(path)
+    return from_section(p, parser, section, env)
+
+
+def from_section(p: Path, parser: configparser.ConfigParser, section: str,
+                 env: dict[str, str]) -> ClientConfig:
+    opts = section_options(p, parser, section, env)
+    where = f"[{section}]"
     unknown = sorted(set(opts) - _KNOWN)
     if unknown:
-        raise ConfigError(f"{p}: unknown option(s) in [client]: {', '.join(unknown)}")
+        raise ConfigError(f"{p}: unknown option(s) in {where}: {', '.join(unknown)}")
     user = opts.get("user")
     if not user:
-        raise ConfigError(f"{p}: [client] has no `user`")
+        raise ConfigError(f"{p}: {where} has no `user` (nor its parent section)")
     try:
         port = int(opts.get("port") or 3306)
     except ValueError:
-        raise ConfigError(f"{p}: [client] port {opts.get('port')!r} is not a number") from None
+        raise ConfigError(f"{p}: {where} port {opts.get('port')!r} is not a number") from None
     if not 0 < port < 65536:
-        raise ConfigError(f"{p}: [client] port {port} is out of range")
+        raise ConfigError(f"{p}: {where} port {port} is out of range")
     ssl: dict[str, object] = {}
     for key, target in (("ssl_ca", "ca"), ("ssl_cert", "cert"), ("ssl_key", "key")):
         if opts.get(key):
             f = Path(str(opts[key]))
             if not f.is_file():
-                raise ConfigError(f"{p}: [client] {key} file {f} does not exist")
+                raise ConfigError(f"{p}: {where} {key} file {f} does not exist")
             ssl[target] = str(f)
-    mode = _ssl_mode(p, opts, ssl)
+    mode = _ssl_mode(p, opts, ssl, where)
     key = None
     if opts.get("server_public_key_path"):
         f = Path(str(opts["server_public_key_path"]))
         try:
             key = f.read_bytes()
         except OSError as exc:
-            raise ConfigError(f"{p}: [client] server-public-key-path {f}: {exc.strerror}"
+            raise ConfigError(f"{p}: {where} server-public-key-path {f}: {exc.strerror}"
                               ) from exc
-    password = env.get(PASSWORD_ENV) or opts.get("password")
+    password = opts.get("password")
+    if section == "client":
+        password = env.get(PASSWORD_ENV) or password
     return ClientConfig(path=str(p), user=user, password=password,
                         host=opts.get("host") or "127.0.0.1", port=port,
                         socket=opts.get("socket") or None, ssl_mode=mode, ssl=ssl,
-                        server_public_key=key)
+                        server_public_key=key, section=section)
 
 
-def _ssl_mode(p: Path, opts: dict[str, str | None], ssl: dict[str, object]) -> str:
+def _ssl_mode(p: Path, opts: dict[str, str | None], ssl: dict[str, object],
+              where: str = "[client]") -> str:
     """The effective ssl-mode, as the mysql client would use it."""
     if opts.get("ssl_mode") is not None:
         mode = str(opts["ssl_mode"]).upper()
         if mode not in SSL_MODES:
-            raise ConfigError(f"{p}: [client] ssl-mode {opts['ssl_mode']!r}: one of"
+            raise ConfigError(f"{p}: {where} ssl-mode {opts['ssl_mode']!r}: one of"
                               f" {', '.join(SSL_MODES)}")
         if mode in ("VERIFY_CA", "VERIFY_IDENTITY") and "ca" not in ssl:
-            raise ConfigError(f"{p}: [client] ssl-mode {mode} needs ssl-ca")
+            raise ConfigError(f"{p}: {where} ssl-mode {mode} needs ssl-ca")
         return mode
     verify = opts.get("ssl_verify_server_cert")
     if verify is not None and str(verify).lower() in _TRUE:

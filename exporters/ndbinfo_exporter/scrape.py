@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
@@ -41,10 +42,48 @@ RETRY_UNSERVED = 30.0
 DEFAULT_SLOW_INTERVAL = 60.0
 
 
+@dataclass
+class SqlNode:
+    """One SQL node of the cluster: `db` is the scrape's connection when it serves, `probe`
+    a second one that only checks it answers while another node serves."""
+    name: str
+    db: Database
+    probe: Database | None = None
+    reachable: bool | None = None  # the latest check (None: not checked yet)
+    checking: threading.Thread | None = None
+
+
+@dataclass
+class _Attempt:
+    """One scrape through one SQL node."""
+    up: int = 0
+    offline: bool | None = None
+    lost: bool = False  # the SQL node went away (or never answered): try the next one
+    out: list = field(default_factory=list)
+    success: dict[str, float] = field(default_factory=dict)
+    duration: dict[str, float] = field(default_factory=dict)
+    ages: dict[str, float] = field(default_factory=dict)
+
+
 class Scraper:
-    def __init__(self, db: Database, collectors: Sequence[Collector], state: ExporterState,
-                 scrape_timeout: float, slow_interval: float = DEFAULT_SLOW_INTERVAL) -> None:
-        self.db = db
+    """Scrapes one NDB cluster through the first of its SQL nodes that answers.
+
+    Any SQL node sees the whole cluster through ndbinfo, so when the one serving goes away
+    (refused, lost mid-scrape, or its ndbinfo offline) the same scrape goes on through the
+    next one in the listed order, within the scrape's budget. The others are checked in the
+    background on every scrape (their own connections, a `SELECT 1`), so each one's
+    reachability is exported without slowing the scrape down.
+    """
+
+    def __init__(self, db: Database | Sequence[SqlNode], collectors: Sequence[Collector],
+                 state: ExporterState, scrape_timeout: float,
+                 slow_interval: float = DEFAULT_SLOW_INTERVAL) -> None:
+        self.nodes: list[SqlNode] = ([SqlNode(db.cfg.target(), db)]
+                                     if isinstance(db, Database) else list(db))
+        if not self.nodes:
+            raise ValueError("a cluster needs at least one SQL node")
+        self.serving = 0  # index into nodes of the SQL node read through last
+        self.failovers = 0
         self.collectors = list(collectors)
         self.state = state
         self.scrape_timeout = scrape_timeout
@@ -58,6 +97,16 @@ class Scraper:
         self.cache: dict[str, tuple[float, list]] = {}
         self.timeouts: dict[str, int] = {c.name: 0 for c in self.collectors}
         self._last_problem: dict[str, str | None] = {}
+
+    @property
+    def db(self) -> Database:
+        return self.nodes[self.serving].db
+
+    def close(self) -> None:
+        for n in self.nodes:
+            n.db.close()
+            if n.probe is not None:
+                n.probe.close()
 
     def _note(self, key: str, problem: str | None, level: int = logging.WARNING) -> None:
         """Log a problem when it starts or changes, and once when it clears."""
@@ -77,35 +126,82 @@ class Scraper:
     def _scrape(self, budget: float) -> list[Family | Metric]:
         t0 = time.monotonic()
         deadline = t0 + budget
-        out: list[Family | Metric] = []
-        success: dict[str, float] = {}
-        duration: dict[str, float] = {}
-        up, offline = 0, None
+        first = self.serving
+        self._check_others(deadline)
+        order = [first] + [i for i in range(len(self.nodes)) if i != first]
+        attempt = _Attempt()
+        for n, i in enumerate(order):
+            if n and time.monotonic() >= deadline:
+                break
+            self.serving = i
+            attempt = self._attempt(deadline)
+            if not attempt.lost:
+                break
+        if attempt.lost:
+            self.serving = first  # nobody answered: keep the preferred node for next time
+            attempt.up = 0
+        elif self.serving != first:
+            self.failovers += 1
+            log.warning("SQL node %s did not answer; reading through %s now",
+                        self.nodes[first].name, self.nodes[self.serving].name)
+        if not attempt.up:
+            attempt.success = {c.name: 0 for c in self.collectors}
+        out = attempt.out
+        if (any(c.name == "restart_info" for c in self.collectors)
+                and attempt.success.get("restart_info") != 1):
+            fam = Families()
+            ledger_families(self.state, fam)
+            out.extend(fam)
+        self._note("ndbinfo", "ndbinfo is offline (queries return no rows with a warning)"
+                   if attempt.offline else None)
+        out.extend(self._health(attempt.up, attempt.offline, attempt.success,
+                                attempt.duration, attempt.ages, time.monotonic() - t0))
+        out.extend(self._sql_nodes(served=not attempt.lost))
+        return out
+
+    def _attempt(self, deadline: float) -> _Attempt:
+        a = _Attempt()
+        node = self.nodes[self.serving]
+        key = f"SQL node {node.name}" if len(self.nodes) > 1 else "connection"
         try:
             self.db.ensure()
-            self._note("connection", None)
+            node.reachable = True
+            self._note(key, None)
             offline = self._probe(deadline)
-            up = 0 if offline else 1
         except Unavailable as exc:
-            self._note("connection", f"cannot query the SQL node at {self.db.cfg.target()}:"
-                       f" {exc}", logging.ERROR)
+            node.reachable = False
+            self._note(key, f"cannot query the SQL node at {self.db.cfg.target()}: {exc}",
+                       logging.ERROR)
+            a.lost = True
+            return a
         except Exception as exc:  # noqa: BLE001 - reported as ndb_up 0, never raised
-            self._note("connection", f"probe failed: {exc}", logging.ERROR)
-        if up:
+            self._note(key, f"probe failed: {exc}", logging.ERROR)
+            # another SQL node may serve (this one may have lost the data nodes)
+            a.lost = len(self.nodes) > 1
+            return a
+        if offline and len(self.nodes) > 1:
+            self._note(key, "its ndbinfo is offline", logging.WARNING)
+            a.lost, a.offline = True, True
+            return a
+        a.offline, a.up = offline, 0 if offline else 1
+        if a.up:
             self._update_supported()
-        ages: dict[str, float] = {}
+        self._collect(a, deadline)
+        return a
+
+    def _collect(self, a: _Attempt, deadline: float) -> None:
         now = time.monotonic()
         for c in self.collectors:
             retry = c.name in self.unserved and self.unserved[c.name] <= now
-            if up and not self.supported.get(c.name, False) and not retry:
+            if a.up and not self.supported.get(c.name, False) and not retry:
                 continue
-            if not up:
-                success[c.name] = 0
+            if not a.up:
+                a.success[c.name] = 0
                 continue
             cached = self.cache.get(c.name)
             if c.slow and cached and time.time() - cached[0] < self.slow_interval:
-                out.extend(cached[1])
-                success[c.name], ages[c.name] = 1, time.time() - cached[0]
+                a.out.extend(cached[1])
+                a.success[c.name], a.ages[c.name] = 1, time.time() - cached[0]
                 continue
             fam = Families()
             ctx = Context(self.db, deadline, self.state, time.time())
@@ -126,11 +222,19 @@ class Scraper:
                 if self._reread_schema() and not self.supported.get(c.name, False):
                     continue  # the view went away: unsupported now, not a failure
             except Unavailable as exc:
-                up, problem = 0, f"lost the SQL node ({exc})"
+                self.nodes[self.serving].reachable = False
+                if len(self.nodes) > 1:
+                    # killed mid-scrape: start over through the next SQL node
+                    self._note(f"SQL node {self.nodes[self.serving].name}",
+                               f"lost during the scrape ({exc})", logging.ERROR)
+                    a.lost, a.up = True, 0
+                    a.out.clear()
+                    return
+                a.up, problem = 0, f"lost the SQL node ({exc})"
             except Exception as exc:  # noqa: BLE001 - a collector bug must not end the scrape
                 problem = f"{type(exc).__name__}: {exc}"
-            duration[c.name] = time.monotonic() - t1
-            success[c.name] = 1 if ok else 0
+            a.duration[c.name] = time.monotonic() - t1
+            a.success[c.name] = 1 if ok else 0
             self._note(f"collector {c.name}", problem)
             if ok and c.name in self.unserved:
                 del self.unserved[c.name]
@@ -138,20 +242,43 @@ class Scraper:
                 self._update_supported()
             if ok:
                 families = list(fam)
-                out.extend(families)
+                a.out.extend(families)
                 if c.slow:
                     self.cache[c.name] = (ctx.now, families)
-                    ages[c.name] = 0.0
-        if (any(c.name == "restart_info" for c in self.collectors)
-                and success.get("restart_info") != 1):
-            fam = Families()
-            ledger_families(self.state, fam)
-            out.extend(fam)
-        self._note("ndbinfo", "ndbinfo is offline (queries return no rows with a warning)"
-                   if offline else None)
-        out.extend(self._health(up, offline, success, duration, ages,
-                                time.monotonic() - t0))
-        return out
+                    a.ages[c.name] = 0.0
+
+    def _check_others(self, deadline: float) -> None:
+        """Start a reachability check of every SQL node that is not serving, unless its
+        last one is still running (a node that hangs is not asked twice at once)."""
+        for i, node in enumerate(self.nodes):
+            if i == self.serving or node.probe is None:
+                continue
+            if node.checking is not None and node.checking.is_alive():
+                continue
+            timeout = max(0.5, min(node.probe.query_timeout, deadline - time.monotonic()))
+
+            def check(n: SqlNode = node, t: float = timeout) -> None:
+                n.reachable = n.probe.ping(t) is None  # type: ignore[union-attr]
+
+            node.checking = threading.Thread(target=check, daemon=True,
+                                             name=f"check-{node.name}")
+            node.checking.start()
+
+    def _sql_nodes(self, served: bool) -> list[Metric]:
+        up = GaugeMetricFamily("ndb_sql_node_up", "1 when the SQL node answered (through"
+                               " the scrape when it served, else through a check in the"
+                               " background).", labels=["sql_node"])
+        serving = GaugeMetricFamily("ndb_sql_node_serving", "1 for the SQL node this scrape"
+                                    " read ndbinfo through.", labels=["sql_node"])
+        for i, n in enumerate(self.nodes):
+            if n.reachable is not None:
+                up.add_metric([n.name], 1 if n.reachable else 0)
+            serving.add_metric([n.name], 1 if served and i == self.serving else 0)
+        failovers = CounterMetricFamily("ndb_exporter_sql_node_failovers", "Scrapes that read"
+                                        " through another SQL node than the one before,"
+                                        " because that one did not answer.",
+                                        value=self.failovers)
+        return [up, serving, failovers]
 
     def _probe(self, deadline: float) -> bool:
         """True when ndbinfo is offline. The SQL node answered if we get here."""

@@ -8,12 +8,13 @@ import logging
 import socket
 import ssl
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from prometheus_client import ProcessCollector
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector as _RegistryCollector
 
+from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.families import Family
 from ndbinfo_exporter.scrape import Scraper
 from ndbinfo_exporter.webconfig import WebConfig
@@ -42,8 +43,11 @@ def encode(metrics: list) -> bytes:
     return "".join(out).encode() + generate_latest(_Fixed(others))
 
 
-def make_server(address: tuple[str, int], path: str, scraper: Scraper,
-                web: WebConfig) -> ThreadingHTTPServer:
+def make_server(address: tuple[str, int], path: str, scraper: Scraper | None,
+                web: WebConfig, clusters: ClusterSet | None = None) -> ThreadingHTTPServer:
+    """`path` serves the one cluster of the option file (`scraper`), or with a description
+    (`clusters`) only the exporter's own process metrics; `/probe?cluster=NAME` serves a
+    cluster of the description."""
     process = ProcessCollector(registry=None)
 
     class Handler(BaseHTTPRequestHandler):
@@ -82,15 +86,22 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper,
                 return
             url = urlsplit(self.path)
             if url.path == path:
-                budget = None
-                header = self.headers.get("X-Prometheus-Scrape-Timeout-Seconds")
-                if header:
-                    try:  # leave Prometheus a little time to receive the answer
-                        budget = max(0.5, float(header) - 0.5)
-                    except ValueError:
-                        budget = None
-                metrics = scraper.scrape(budget) + list(process.collect())
-                self._send(200, CONTENT_TYPE, encode(metrics))
+                metrics = scraper.scrape(self._budget()) if scraper is not None else []
+                self._send(200, CONTENT_TYPE, encode(metrics + list(process.collect())))
+            elif url.path == "/probe" and clusters is not None:
+                # mysqld_exporter's /probe answers 400 for a missing target or an unknown
+                # auth_module (prometheus/mysqld_exporter probe.go, v0.19.0): likewise here,
+                # so the scrape fails with the reason in its lastError
+                q = parse_qs(url.query)
+                name = (q.get("cluster") or q.get("target") or [""])[0]
+                if not name:
+                    self._send(400, "text/plain; charset=utf-8", b"cluster is required\n")
+                    return
+                target, problem = clusters.get(name)
+                if target is None:
+                    self._send(400, "text/plain; charset=utf-8", f"{problem}\n".encode())
+                    return
+                self._send(200, CONTENT_TYPE, encode(target.scrape(self._budget())))
             elif url.path == "/":
                 self._send(200, "text/html; charset=utf-8",
                            f"<html><head><title>ndbinfo_exporter</title></head><body>"
@@ -98,6 +109,15 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper,
                            f"</body></html>".encode())
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found\n")
+
+        def _budget(self) -> float | None:
+            header = self.headers.get("X-Prometheus-Scrape-Timeout-Seconds")
+            if header:
+                try:  # leave Prometheus a little time to receive the answer
+                    return max(0.5, float(header) - 0.5)
+                except ValueError:
+                    return None
+            return None
 
         def _send(self, code: int, ctype: str, body: bytes) -> None:
             self.send_response(code)

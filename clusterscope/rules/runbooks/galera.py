@@ -27,6 +27,19 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                      " SELECT).",
         "mitigation": "Restart the exporter or fix its credentials.",
     },
+    "GaleraExporterAbsent": {
+        "meaning": "A Galera node of the description (clusterscope.yml) has no `up` series in"
+                   " the galera job: nothing scrapes it.",
+        "impact": "That node's alerts cannot fire; GaleraExporterDown cannot either (no `up`).",
+        "diagnosis": "- The inventory's targets: `curl <inventory>/sd/galera` lists the node?\n"
+                     "- The collector's targets page (VictoriaMetrics `/targets`): is the"
+                     " galera job there, with `http_sd_configs` pointing at the inventory?\n"
+                     "- Your own Prometheus: the job must use the inventory's `/sd/galera` (or"
+                     " the same targets) with the multi-target relabelling (README, \"Bring your"
+                     " own Prometheus\").",
+        "mitigation": "Fix the scrape configuration, or remove the node from clusterscope.yml"
+                      " if it is gone for good.",
+    },
     "GaleraNonPrimary": {
         "meaning": "A node answers but is not part of the Primary component"
                    " (`wsrep_cluster_status` non-Primary or Disconnected) for 30 s.",
@@ -139,10 +152,10 @@ RUNBOOKS: dict[str, dict[str, str]] = {
     },
     "GaleraClusterSizeReduced": {
         "meaning": "For 1 minute the Primary component has fewer members (`wsrep_cluster_size`,"
-                   " garbd included) than it had in the last hour, or than configured for the"
-                   " cluster in rules/config.yaml (`galera.expected_cluster_size`).",
-        "benign": "a member removed for good: the alert clears an hour later (or lower the"
-                  " configured size).",
+                   " garbd included) than the description lists for the cluster (its nodes"
+                   " and garbd, in clusterscope.yml), or than it had in the last hour.",
+        "benign": "a member removed for good: remove it from clusterscope.yml too (the"
+                  " comparison with the last hour clears by itself an hour later).",
         "impact": "Less redundancy; with one more loss the cluster may lose quorum.",
         "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size';` on every node\n"
                      "- Which node: GaleraNodeNotReady; error logs for `evicted`/`partitioned`.",

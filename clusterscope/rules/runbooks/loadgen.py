@@ -32,6 +32,31 @@ RUNBOOKS: dict[str, dict[str, str]] = {
         "mitigation": "Fix the rule or the series it matches (duplicate label sets), or raise"
                       " the datasource timeout.",
     },
+    "ClusterscopeInventoryDown": {
+        "meaning": "The inventory (`clusterscope_inventory`: the description of what is"
+                   " monitored, served as HTTP service discovery and metrics) is down or not"
+                   " scraped, for 2 minutes.",
+        "impact": "Targets keep being scraped as last discovered, but changes to"
+                  " clusterscope.yml are not picked up, and the alerts that compare clusters"
+                  " with their description (GaleraClusterSizeReduced against the listed"
+                  " members, NdbExporterAbsent, GaleraExporterAbsent) are blind.",
+        "diagnosis": "- `docker compose ps inventory`; its log (a description that never"
+                     " parsed stops it at start-up with the reason).\n"
+                     "- `curl <inventory>/-/healthy`; the collector's targets page.",
+        "mitigation": "Fix clusterscope.yml (`python -m clusterscope_inventory --config.file"
+                      " clusterscope.yml --check`) and restart the service.",
+    },
+    "ClusterscopeInventoryInvalid": {
+        "meaning": "clusterscope.yml changed and does not parse any more"
+                   " (`clusterscope_inventory_config_last_reload_successful` 0).",
+        "impact": "The inventory keeps serving the last good description: the change is not"
+                  " in effect.",
+        "diagnosis": "- The inventory's log names the file, the place (e.g."
+                     " `clusters[1] (staging-ndb).nodes[0]`) and the problem.\n"
+                     "- `python -m clusterscope_inventory --config.file clusterscope.yml"
+                     " --check`.",
+        "mitigation": "Correct the file; the inventory re-reads it by itself.",
+    },
     "ExperimentOverheadChanged": {
         "meaning": "An experiment's overhead (1 - variant/baseline throughput) moved: the"
                    " pinned baseline's value (or the value a day ago) lies outside the current"

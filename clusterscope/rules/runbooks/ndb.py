@@ -214,12 +214,28 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " configuration), or roll back.",
     },
     "NdbExporterAbsent": {
-        "meaning": "No ndbinfo_exporter target is scraped at all: the job is missing from the"
-                   " scrape configuration or its discovery finds nothing.",
-        "impact": "NDB monitoring is blind, and NdbExporterDown cannot fire (no `up` series).",
-        "diagnosis": "- The scrape configuration (`compose/config/scrape.yml` or your"
-                     " vmagent/Prometheus config) and the collector's targets page.",
-        "mitigation": "Restore the scrape job.",
+        "meaning": "An NDB cluster of the description (clusterscope.yml) has no `up` series in"
+                   " the ndbinfo job: no scrape of `/probe?cluster=<name>` covers it.",
+        "impact": "That cluster's NDB monitoring is blind, and NdbExporterDown cannot fire (no"
+                  " `up` series).",
+        "diagnosis": "- The inventory's targets: `curl <inventory>/sd/ndbinfo` lists the"
+                     " cluster?\n- The scrape configuration (`compose/config/scrape.yml` or"
+                     " your vmagent/Prometheus config) and the collector's targets page.",
+        "mitigation": "Restore the scrape job (http_sd from the inventory, with the"
+                      " multi-target relabelling), or remove the cluster from clusterscope.yml.",
+    },
+    "NdbSqlNodeDown": {
+        "meaning": "An SQL node of the cluster has not answered the exporter (connection"
+                   " refused, login failed, or lost) for 2 minutes (`ndb_sql_node_up` 0).",
+        "impact": "Monitoring goes on through another SQL node when one answers"
+                  " (`ndb_sql_node_serving`); applications that connect to this SQL node fail,"
+                  " and with it down the cluster has one API node less.",
+        "diagnosis": "- `mysqladmin -h <sql node> ping`; its error log.\n"
+                     "- `ndb_mgm -e show`: is the SQL node (an API node id) connected?\n"
+                     "- `mysql_up{job=\"ndb_sql\"}` and `mysql_global_status_ndb_api_*` of that"
+                     " node (mysqld_exporter probes it too).",
+        "mitigation": "Restart mysqld on that host; check the exporter account's password"
+                      " there (each SQL node has its own user table).",
     },
     "NdbExporterSlow": {
         "meaning": "A scrape of ndbinfo_exporter took more than 4 s, or one of its queries hit"
@@ -235,7 +251,7 @@ RUNBOOKS: dict[str, dict[str, str]] = {
     },
     "NdbExporterDown": {
         "meaning": "ndbinfo_exporter does not answer scrapes (`up` 0), or it cannot query"
-                   " ndbinfo through its SQL node (`ndb_up` 0).",
+                   " ndbinfo through any of the cluster's SQL nodes (`ndb_up` 0).",
         "impact": "NDB monitoring is blind: no other NDB alert can fire.",
         "diagnosis": "- `curl http://<exporter>/metrics`; the exporter's log.\n"
                      "- Can the exporter's account connect: `mysql --defaults-file=<its cnf>"
