@@ -99,10 +99,13 @@ def test_errors_by_node_counts_an_error_line(logs_lab, vlogs):
 
 def test_exporter_logs_are_shipped(logs_lab, vlogs):
     t0 = time.time() - 3600
-    found = vlogs.wait_for('{component="mysqld-exporter", cluster="lab-galera"}', t0,
-                           timeout=30)
-    assert {e.labels.get("node") for e in found} <= {"node1", "node2", "node3"}
-    assert all(e.labels.get("node") for e in found)
+    # one mysqld_exporter probes every node of every cluster: it belongs to no one cluster
+    found = vlogs.wait_for('{component="mysqld-exporter"}', t0, timeout=30)
+    assert {(e.labels["cluster"], e.labels["service"]) for e in found} == {
+        ("lab", "mysqld-exporter")}
+    assert all(e.labels.get("level") for e in found)  # its logfmt severity
+    tracker = vlogs.wait_for('{component="galera-tracker"}', t0, timeout=30)
+    assert {e.labels["cluster"] for e in tracker} == {"lab-galera"}
 
 
 def test_galera_ist_recovery_appears_as_events(logs_lab, vlogs):
