@@ -1,4 +1,5 @@
-"""galera_tracker on real error logs (tests/fixtures/galera): parsing, following, restarts.
+"""galera_tracker on real error logs (tests/fixtures/galera, recorded in the lab, and the PXC
+logs in shared/fixtures/galera): parsing, following, restarts.
 
 Fast, no lab: the fixtures are real MariaDB 10.11 / PXC 8.0 logs recorded on clusters.
 """
@@ -16,11 +17,15 @@ from galera_tracker.metrics import TrackerCollector
 from galera_tracker.parser import Aborted, NodeParser, Recovery, parse_timestamp
 from galera_tracker.state import Tracker
 from galera_tracker.wrapped import Unwrapper, unwrap
+from helpers import SHARED_FIXTURES, shared_fixture
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
+# lines recorded in this project's lab; the PXC logs (from percona/percona-toolkit) are read
+# in shared/fixtures/galera
 FIX = Path(__file__).parent / "fixtures" / "galera"
+SHARED_GALERA = SHARED_FIXTURES / "galera"
 
 # Expected values read by hand from each log's "Shifting PRIMARY -> JOINER" and
 # "Shifting JOINED -> SYNCED" lines, its SST script lines and its donor selection.
@@ -38,7 +43,8 @@ def recoveries(lines: list[str], node: str = "node3") -> list[Recovery]:
 
 
 def lines_of(name: str) -> list[str]:
-    return (FIX / name).read_text().splitlines()
+    path = FIX / name if (FIX / name).exists() else shared_fixture("galera", name)
+    return path.read_text().splitlines()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -515,7 +521,8 @@ def test_another_joiner_s_lines_in_the_window_do_not_change_the_donor() -> None:
                                                 ("ist", "ist", "cluster1-0")]
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in FIX.glob("*.log")))
+@pytest.mark.parametrize("name", sorted({p.name for d in (FIX, SHARED_GALERA)
+                                          for p in d.glob("*.log")}))
 def test_fixture_headers_change_nothing(name: str) -> None:
     lines = lines_of(name)
     assert lines[0].startswith("# ")
