@@ -4,9 +4,9 @@ The lab runs the versions compose/ pins (VictoriaMetrics, vmagent, vmalert, Aler
 VictoriaLogs, the OpenTelemetry Collector), so the configs, rules and dashboards are proven
 on what users deploy. docker compose cannot be `go install`ed (replace/exclude directives),
 so every module's source is downloaded, copied somewhere writable and built there. The
-collector is this repository's own distribution (otelcol/: a main package listing the
+collector is this repository's own distribution (compose/otelcol/: a main package listing the
 components the log shipper uses, every module pinned in its go.mod/go.sum), built from that
-directory; compose builds otelcol/Dockerfile from the same files.
+directory; compose builds compose/otelcol/Dockerfile from the same files.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ ALERTMANAGER_VERSION = "v0.28.1"
 # Makefile: GO_BUILDINFO = -X '.../VictoriaMetrics/lib/buildinfo.Version=$(APP_NAME)-...').
 VLOGS_MODULE = "github.com/VictoriaMetrics/VictoriaLogs"
 VLOGS_VERSION = "v1.52.1"
-# The OpenTelemetry Collector release every module of otelcol/go.mod belongs to
+# The OpenTelemetry Collector release every module of compose/otelcol/go.mod belongs to
 OTELCOL_VERSION = "v0.165.0"
 # compose pins prom/mysqld-exporter at the same release. v0.17.2 is not served by the Go
 # module proxy here; v0.19.0 is, and its /probe?target=&auth_module= (probe.go) and option
@@ -104,7 +104,7 @@ TOOLS: dict[str, GoTool] = {
                ldflags=f"-X {VM_MODULE}/lib/buildinfo.Version=victoria-logs-{{version}}"
                        "-tags-{version}-0-g0000000"),
         # the log shipper: collector core v0.165.0 (modules v1.71.0), contrib v0.165.1
-        GoTool("otelcol", "", OTELCOL_VERSION, ".", source_dir=REPO_DIR / "otelcol",
+        GoTool("otelcol", "", OTELCOL_VERSION, ".", source_dir=REPO_DIR / "compose" / "otelcol",
                ldflags="-X main.Version={version_bare}"),
     )
 }

@@ -313,7 +313,7 @@ def test_victorialogs_runs_the_labs_release_with_its_flags(models, tmp_path) -> 
     """compose's VictoriaLogs is the release the lab builds, with the lab's flags
     (clusterscope.logs.store) plus compose's retention and disk cap; the real binary of that
     release starts with them."""
-    dockerfile = (REPO / "victoria-logs" / "Dockerfile").read_text()
+    dockerfile = (REPO / "compose" / "victoria-logs" / "Dockerfile").read_text()
     assert f"FROM victoriametrics/victoria-logs:{gotools.VLOGS_VERSION}\n" in dockerfile
     command = models["default"]["services"]["victoria-logs"]["command"]
     assert command == [*store.vlogs_args("/vlogs-data", ":9428", "30d", 80)]
@@ -331,11 +331,11 @@ def test_victorialogs_runs_the_labs_release_with_its_flags(models, tmp_path) -> 
 
 
 def test_the_collector_image_is_the_labs_collector() -> None:
-    """otelcol/Dockerfile builds what gotools builds for the lab: the same go.mod, go.sum
+    """compose/otelcol/Dockerfile builds what gotools builds for the lab: the same go.mod, go.sum
     and Go files (the lab's binary name carries their digest), the same version stamp."""
-    dockerfile = (REPO / "otelcol" / "Dockerfile").read_text()
-    assert "COPY otelcol/go.mod otelcol/go.sum ./" in dockerfile
-    assert "COPY otelcol/*.go ./" in dockerfile
+    dockerfile = (REPO / "compose" / "otelcol" / "Dockerfile").read_text()
+    assert "COPY compose/otelcol/go.mod compose/otelcol/go.sum ./" in dockerfile
+    assert "COPY compose/otelcol/*.go ./" in dockerfile
     bare = gotools.OTELCOL_VERSION.removeprefix("v")
     assert f'-X main.Version={bare}"' in dockerfile
     assert gotools.TOOLS["otelcol"].ldflags.format(version_bare=bare) == f"-X main.Version={bare}"

@@ -19,7 +19,8 @@ import dockerfile
 from clusterscope.paths import REPO
 
 DOCKERFILES = [REPO / "exporters" / "Dockerfile", REPO / "loadgen" / "Dockerfile",
-               REPO / "otelcol" / "Dockerfile", REPO / "victoria-logs" / "Dockerfile"]
+               REPO / "compose" / "otelcol" / "Dockerfile",
+               REPO / "compose" / "victoria-logs" / "Dockerfile"]
 BUILD_TOOLS = re.compile(r"(^|\s)(gcc|g\+\+|clang|make|build-essential|cmake|[\w.+-]+-dev)(=\S+)?"
                          r"(\s|$)")
 SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY", re.I)

@@ -2,7 +2,7 @@
 {cluster, node, component, level}.
 
 VictoriaLogs (one binary, `<lab>/victoria-logs`, retention RETENTION) stores the lines; the
-collector (this repository's distribution, otelcol/) tails the log files and ships them.
+collector (this repository's distribution, compose/otelcol/) tails the log files and ships them.
 Its configuration comes from clusterscope_logs.collector.shipper_config: the log sources of
 the lab's description (clusterscope/lab/description.py: each Galera node's error log,
 garbd's, the NDB cluster log) plus every lab service's own log. `refresh(lab)` rewrites the
@@ -16,7 +16,6 @@ after_lab_change(). Neither is needed by an exporter: VictoriaLogs down only del
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import signal
@@ -42,9 +41,6 @@ RETENTION = "7d"
 # cluster, such as VictoriaMetrics itself, is filed under DEFAULT_CLUSTER)
 CLUSTERS = {"galera": "lab-galera", "ndb": "lab-ndb"}
 DEFAULT_CLUSTER = "lab"
-# The lab's MariaDB and NDB simulator write the machine's local time, which Go (the
-# collector runs here too) calls Local
-LAB_TIMEZONE = "Local"
 
 
 def vlogs_url(lab: Lab) -> str:
@@ -91,25 +87,27 @@ def lab_sources(lab: Lab, services: list[Service]) -> list[LogSource]:
     """The log sources of the lab's description (clusterscope/lab/description.py: each
     Galera node's error log, garbd's, the simulated NDB cluster log), as a user's
     description gives them; plus the error or cluster log of a running service the
-    description does not list (a test's stand-in node). The lab's MariaDB and simulator
-    write the machine's local time, which the description does not say: LAB_TIMEZONE."""
-    out = [dataclasses.replace(s, timezone=LAB_TIMEZONE)
-           for s in description.write(lab).log_sources()] if (
+    description does not list (a test's stand-in node), in the machine's zone, which the
+    lab's description gives as its clusters' log_timezone."""
+    out = description.write(lab).log_sources() if (
         lab.settings("galera") or lab.settings("ndb")) else []
+    zone = description.machine_timezone()
     described = {s.path for s in out}
     for s in services:
         if s.extra.get("error_log") and s.extra["error_log"] not in described:
             out.append(LogSource(_cluster_of(s), s.extra.get("node") or s.name, lf.MARIADB,
-                                 s.extra["error_log"], LAB_TIMEZONE, s.simulated))
+                                 s.extra["error_log"], zone, s.simulated))
         if s.extra.get("cluster_log") and s.extra["cluster_log"] not in described:
             # the reporting node comes from each line (`-- Node 2: ...`)
             out.append(LogSource(_cluster_of(s), "mgmd", lf.NDB_MGMD, s.extra["cluster_log"],
-                                 LAB_TIMEZONE, s.simulated))
+                                 zone, s.simulated))
     return out
 
 
 def service_streams(services: list[Service]) -> list[collector.Stream]:
-    """Every lab service's own log (exporters, VictoriaMetrics, ...), severity parsed."""
+    """Every lab service's own log (exporters, VictoriaMetrics, ...), severity parsed, in
+    the machine's zone."""
+    zone = description.machine_timezone()
     out = []
     for s in services:
         labels = {"cluster": _cluster_of(s), "component": component_of(s.name),
@@ -118,7 +116,7 @@ def service_streams(services: list[Service]) -> list[collector.Stream]:
             labels["node"] = s.extra["node"]
         if s.simulated:
             labels["simulated"] = "true"
-        out.append(collector.Stream(s.log, labels["component"], labels, LAB_TIMEZONE,
+        out.append(collector.Stream(s.log, labels["component"], labels, zone,
                                     daemon=labels["component"] != lf.MARIADB))
     return out
 

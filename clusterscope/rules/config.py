@@ -135,6 +135,7 @@ SCHEMA: dict[str, dict[str, Check | dict[str, Check]]] = {
         "overhead_min_pairs": C1, "overhead_pinned_lookback": D, "overhead_rolling_offset": D,
         "saturated_for": D, "down_for": D,
     },
+    "logs": {"event_window": D},
 }
 
 

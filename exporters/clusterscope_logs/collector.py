@@ -325,7 +325,7 @@ def render(cfg: dict) -> str:
     return HEADER + text
 
 
-# Inside compose's otelcol container (otelcol/Dockerfile): where the image keeps its state,
+# Inside compose's otelcol container (compose/otelcol/Dockerfile): where the image keeps its state,
 # where the health check (the image's HEALTHCHECK) and the metrics (scraped as job
 # `otelcol`) listen, each overridable from the collector's environment (`${env:NAME:-default}`,
 # go.opentelemetry.io/collector/confmap v1.71.0 env provider). The store's address comes
