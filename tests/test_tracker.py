@@ -612,3 +612,40 @@ def total_in(m: dict, cluster: str, node: str, kind: str, method: str) -> float:
     key = ("galera_recoveries_total", (("cluster", cluster), ("kind", kind),
                                        ("method", method), ("node", node)))
     return m.get(key, 0.0)
+
+
+@pytest.mark.parametrize("damage", [
+    "{not json",
+    json.dumps({"nodes": {"node3": {"path": "P", "position": {"offset": "lots"}}}}),
+    json.dumps({"nodes": {"node3": {"path": "P", "position": {"head": "zz"}}}}),
+    json.dumps({"nodes": {"node3": {"path": "P", "stats": {"nonsense": 1}}}}),
+])
+def test_a_damaged_state_file_is_kept_aside_not_overwritten(tmp_path: Path, capsys,
+                                                             damage: str) -> None:
+    """A state file the tracker cannot use is renamed aside with a message (the counts
+    in it stay for a person to recover), and the tracker starts: it never crashes on it
+    nor silently writes over it."""
+    log = tmp_path / "error.log"
+    log.write_text((FIX / "restart-node3-ist-recover1-down20.log").read_text())
+    state = tmp_path / "state.json"
+    state.write_text(damage.replace('"P"', json.dumps(str(log))))
+    t = Tracker({"node3": str(log)}, str(state))
+    t.poll()
+    assert total(metrics(t), "node3", "ist", "ist") == 1
+    aside = list(tmp_path.glob("state.json.damaged-*"))
+    assert len(aside) == 1 and aside[0].read_text() == damage.replace('"P"',
+                                                                      json.dumps(str(log)))
+    assert "kept as" in capsys.readouterr().err
+    assert json.loads(state.read_text())["nodes"]  # a new, whole state file
+
+
+def test_a_line_that_never_ends_is_not_kept_whole(tmp_path: Path) -> None:
+    """8 MiB without a newline: handed on in pieces, never held whole in memory or in the
+    state file."""
+    log = tmp_path / "error.log"
+    state = tmp_path / "state.json"
+    log.write_bytes(b"x" * (8 << 20))
+    t = Tracker({"node3": str(log)}, str(state))
+    t.poll()
+    t.save()
+    assert state.stat().st_size < 3 << 20
