@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pymysql
 import pytest
-from clusterscope_loadgen import config, stats
+from clusterscope_loadgen import config, designs, estimators, stats
 from clusterscope_loadgen.metrics import Metrics
 from clusterscope_loadgen.runner import RunError, Runner
 from clusterscope_loadgen.target import Target, connect
@@ -83,16 +83,23 @@ def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
     assert all(w["valid"] for w in untouched), [(w["variant"], w["reasons"]) for w in untouched]
 
     # Overheads: recompute from the JSON windows, compare with the run and with /metrics.
+    assert result["design"] == designs.DEFAULT and result["estimator"] == estimators.DEFAULT
+    assert all(w["interleaved"] for w in windows)
     swins = [stats.Window(w["variant"], w["seq"], w["valid"], w["throughput"],
                           w["latency"].get("0.95", 0.0)) for w in windows]
     exported = {lab["variant"]: v for lab, v in series(samples, "loadgen_overhead_ratio")}
     for name, est in result["estimates"].items():
-        pl = stats.pairs(swins, name, est["baseline"])
-        expect = [1 - v.throughput / b.throughput for b, v in pl]
-        assert est["overhead"]["n"] == len(expect) >= 2, log
-        assert est["overhead"]["mean"] == pytest.approx(sum(expect) / len(expect))
-        assert est["overhead"]["low"] < est["overhead"]["mean"] < est["overhead"]["high"]
+        us = designs.units(swins, name, est["baseline"])
+        expect = estimators.ESTIMATORS[result["estimator"]](us)
+        assert est["overhead"]["n"] == expect.n == len(us) >= 2, log
+        assert est["overhead"]["mean"] == pytest.approx(expect.mean)
+        assert est["overhead"]["low"] == pytest.approx(expect.low)
+        assert est["overhead"]["low"] <= est["overhead"]["mean"] <= est["overhead"]["high"]
         assert exported[name] == pytest.approx(est["overhead"]["mean"])
+        assert set(est["estimators"]) == set(estimators.ESTIMATORS)
+    info = [lab for lab, _ in series(samples, "loadgen_info")]
+    assert [(i["design"], i["estimator"]) for i in info] == [(designs.DEFAULT,
+                                                              estimators.DEFAULT)]
 
     invalid = sum(v for lab, v in series(samples, "loadgen_windows_total")
                   if lab["valid"] == "false")
@@ -106,6 +113,51 @@ def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
     checked = {v["table"]: v for v in result["verification"]}
     assert set(checked) == {"users_posts", "users_posts_fk1", "users_posts_fk"}
     assert all(v["ok"] is True for v in checked.values()), checked
+
+
+@pytest.mark.parametrize("design", ["windows", "abba"])
+def test_the_other_designs_run_by_name(galera_lab, design: str) -> None:
+    """`--design windows|abba`: one variant per window; pairs per round or mirrored block."""
+    targets = [Target.from_cnf(p) for p in _targets(galera_lab)]
+    runner = Runner(config.experiment("fk"), "galera", targets, only=["fk2"], design=design,
+                    window=2, warmup=0, out=lambda s: None)
+    result = runner.run(rounds=2)
+    wins = result["windows"]
+    assert result["design"] == design and not any(w["interleaved"] for w in wins)
+    per_round = 2 if design == "windows" else 4  # abba: A B B A (or B A A B) per block
+    assert len(wins) == 2 * per_round and all(w["valid"] for w in wins), wins
+    for seq in (1, 2):
+        order = [w["variant"] for w in wins if w["seq"] == seq]
+        assert sorted(order) == sorted(["nofk", "fk2"] * (per_round // 2))
+        if design == "abba":
+            assert order == order[::-1]
+    assert result["estimates"]["fk2"]["overhead"]["n"] == 2
+    assert all(v["ok"] is True for v in result["verification"])
+
+
+def test_an_injected_delay_is_measured_and_recovered(galera_lab) -> None:
+    """A variant whose steps busy-wait 1 ms shares each window with an identical one
+    without: its measured delay is at least 1 ms a step, and the overhead found is the
+    delay's share of the step, 1 - L / (L + D), within a few points."""
+    from clusterscope.bench.loadgen_ab import calibration_experiment
+    targets = [Target.from_cnf(p) for p in _targets(galera_lab)]
+    runner = Runner(calibration_experiment(1000), "galera", targets, window=2, warmup=0,
+                    threads=2, out=lambda s: None)
+    result = runner.run(rounds=3)
+    wins = {(w["variant"], w["seq"]): w for w in result["windows"]}
+    assert all(w["valid"] and w["interleaved"] for w in wins.values()), wins
+    truths = []
+    for seq in (1, 2, 3):
+        base, slow = wins["nofk", seq], wins["nofk_delay", seq]
+        assert slow["delay_seconds"] >= 0.001 and base["delay_seconds"] == 0
+        assert wins["nofk_aa", seq]["transactions"] == base["transactions"] > 0
+        truths.append(1 - base["mean_latency"] / (base["mean_latency"]
+                                                  + slow["delay_seconds"]))
+    truth = sum(truths) / len(truths)
+    found = result["estimates"]["nofk_delay"]["overhead"]["mean"]
+    assert truth > 0.2 and abs(found - truth) < 0.05, (found, truth)
+    assert abs(result["estimates"]["nofk_aa"]["overhead"]["mean"]) < 0.05
+    assert all(v["ok"] is True for v in result["verification"])
 
 
 def test_fk_table_rejects_an_orphan_insert(galera_lab) -> None:

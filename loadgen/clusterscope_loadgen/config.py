@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -9,16 +10,22 @@ from typing import Any
 import yaml
 
 from clusterscope_loadgen import ddl
+from clusterscope_loadgen.designs import DESIGNS
+from clusterscope_loadgen.estimators import ESTIMATORS
 
 DEFAULT_CONFIG = Path(__file__).with_name("experiments.yaml")
 LUA_DIR = Path(__file__).with_name("lua")
 SCRIPTS = {"fk": "cs_fk.lua", "read_backup": "cs_readown.lua",
            "partitioning": "cs_part.lua", "batching_pk": "cs_batch.lua"}
 EXPERIMENT_KEYS = {"kind", "description", "threads", "window", "warmup", "duration",
-                   "max_rows", "options", "variants", "ndb_partition_balance"}
+                   "max_rows", "options", "variants", "ndb_partition_balance", "design",
+                   "estimator"}
 VARIANT_KEYS = {"name", "table", "baseline", "threads", "writers", "reader", "engines",
                 "rows_per_event", "options"}
-DEFAULT_KEYS = {"window", "warmup", "duration", "max_rows"}
+DEFAULT_KEYS = {"window", "warmup", "duration", "max_rows", "design", "estimator"}
+# Variant names and option values travel to the Lua scripts in --mix (cs_common.lua).
+_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+_MIX_UNSAFE = re.compile(r"[|;\s]")
 
 
 class ConfigError(ValueError):
@@ -58,6 +65,8 @@ class Experiment:
     options: dict[str, Any]
     variants: tuple[Variant, ...]
     ndb_partition_balance: str | None = None
+    design: str | None = None  # None: designs.DEFAULT (or --design)
+    estimator: str | None = None  # None: estimators.DEFAULT (or --estimator)
 
     @property
     def script(self) -> Path:
@@ -98,6 +107,8 @@ def _positive(value: Any, what: str, source: Path | str, exp: str) -> float:
 def _variant(raw: Any, source: Path | str, exp: str) -> Variant:
     if not isinstance(raw, dict) or "name" not in raw or "table" not in raw:
         raise _fail(source, exp, f"each variant needs at least name and table: {raw!r}")
+    if not _NAME.match(str(raw["name"])):
+        raise _fail(source, exp, f"variant name {raw['name']!r}: use letters, digits and _")
     unknown = set(raw) - VARIANT_KEYS
     if unknown:
         raise _fail(source, exp, f"variant {raw['name']}: unknown key(s) "
@@ -118,6 +129,10 @@ def _variant(raw: Any, source: Path | str, exp: str) -> Variant:
     opts = raw.get("options") or {}
     if not isinstance(opts, dict):
         raise _fail(source, exp, f"variant {raw['name']}: options must be a mapping")
+    for key, value in opts.items():
+        if not _NAME.match(str(key)) or _MIX_UNSAFE.search(str(value)):
+            raise _fail(source, exp, f"variant {raw['name']}: option {key}={value!r}: names are"
+                                     " letters, digits and _; values have no |, ; or space")
     return Variant(name=str(raw["name"]), table=str(raw["table"]),
                    baseline=raw.get("baseline"), threads=None if threads == "N" else threads,
                    writers=writers, reader=reader, engines=tuple(raw.get("engines") or ()),
@@ -142,6 +157,10 @@ def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
         if kind not in SCRIPTS:
             raise _fail(source, name, f"kind {kind!r} is not one of {', '.join(SCRIPTS)}")
         merged = {**defaults, **raw}
+        for key, known in (("design", DESIGNS), ("estimator", tuple(ESTIMATORS))):
+            if merged.get(key) is not None and merged[key] not in known:
+                raise _fail(source, name, f"{key} {merged[key]!r} is not one of"
+                                          f" {', '.join(known)}")
         window = _positive(merged.get("window", 10), "window", source, name)
         if window < 1:
             raise _fail(source, name, "window must be at least 1 second")
@@ -175,7 +194,8 @@ def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
             duration=_positive(merged.get("duration", 120), "duration", source, name),
             max_rows=int(_positive(merged.get("max_rows", 200000), "max_rows", source, name)),
             options=dict(raw.get("options") or {}), variants=variants,
-            ndb_partition_balance=raw.get("ndb_partition_balance"))
+            ndb_partition_balance=raw.get("ndb_partition_balance"),
+            design=merged.get("design"), estimator=merged.get("estimator"))
     return out
 
 

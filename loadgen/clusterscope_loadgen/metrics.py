@@ -70,8 +70,9 @@ class Metrics:
                                  "1 when the load generator, not the cluster, is the bottleneck")
         self.verified = per_exp("loadgen_rows_verified",
                                 "1 if the row counts matched after the last check, 0 if not")
-        self.info = g("loadgen_info", "The running experiment",
-                      ["experiment", "cluster", "engine", "target", "version"])
+        self.info = g("loadgen_info", "The running experiment, its A/B design and estimator",
+                      ["experiment", "cluster", "engine", "target", "version", "design",
+                       "estimator"])
         self.version = __version__
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
