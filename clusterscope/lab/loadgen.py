@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from clusterscope_loadgen import cli as product
-from clusterscope_loadgen import config
+from clusterscope_loadgen import config, designs, estimators
 
 from clusterscope.lab.core import Lab, LabError, lab_dir_from_env, pid_alive
 from clusterscope.lab.parts import lab_changed
@@ -53,8 +53,9 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
     s.add_argument("--threads", type=int)
     s.add_argument("--warmup", type=float, help="seconds before the first window")
     s.add_argument("--variants", help="only these variants, comma-separated (with baselines)")
-    s.add_argument("--design", help="A/B design by name (see `loadgen run --help`)")
-    s.add_argument("--estimator", help="overhead estimator by name")
+    s.add_argument("--design", choices=designs.DESIGNS, help="A/B design by name")
+    s.add_argument("--estimator", choices=list(estimators.ESTIMATORS),
+                   help="overhead estimator by name")
     s.add_argument("--config")
     s.set_defaults(func=cmd_start)
     t = lsub.add_parser("stop", help="stop lab loadgen services")
