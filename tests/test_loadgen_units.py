@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from clusterscope_loadgen import config, ddl, designs, estimators, stats, sysbench, window
-from clusterscope_loadgen.runner import RunError, Runner
+from clusterscope_loadgen.runner import RunError, Runner, summary
 from clusterscope_loadgen.stats import Window
 from clusterscope_loadgen.target import Health, Target
 
@@ -454,3 +454,16 @@ def test_percentiles_from_the_lua_buckets() -> None:
     assert q[0.95] == pytest.approx(math.exp(280.5 / 40) / 1e6)
     assert q[0.99] == pytest.approx(math.exp(300.5 / 40) / 1e6)
     assert sysbench.bucket_percentiles({}) == {}
+
+
+def test_summary_counts_the_row_checks_made_before_truncations() -> None:
+    ok = {"table": "t", "ok": True, "found": 5, "expected_low": 5, "expected_high": 5}
+    bad = {**ok, "ok": False, "found": 4, "before_truncate": True}
+    result = {"experiment": "fk", "engine": "galera", "target": "n1", "design": "interleaved",
+              "estimator": "mean-t", "windows": [], "estimates": {},
+              "verification": [{**ok, "before_truncate": True}] * 2 + [ok]}
+    text = summary(result)
+    assert "2 checks before truncating at max_rows: all OK" in text
+    assert text.count("found 5, expected 5..5: OK") == 1
+    text = summary({**result, "verification": [bad, ok]})
+    assert "found 4, expected 5..5: MISMATCH" in text and "all OK" not in text

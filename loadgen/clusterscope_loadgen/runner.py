@@ -336,7 +336,7 @@ class Runner:
         except pymysql.MySQLError:
             pass  # the target is down: try again before the next window
 
-    def verify(self) -> list[dict]:
+    def verify(self, before_truncate: bool = False) -> list[dict]:
         """Compare every written table's row count with the book; re-read broken books."""
         if not self.books:
             return []
@@ -355,6 +355,8 @@ class Runner:
                     if table in self.rebased:
                         rec["note"] = ("counted since the last re-read; re-read after: "
                                        + "; ".join(self.rebased[table]))
+                if before_truncate:
+                    rec["before_truncate"] = True
                 out.append(rec)
         self.verifications.extend(out)
         if self.metrics:
@@ -365,7 +367,7 @@ class Runner:
     def _maybe_truncate(self) -> None:
         if not self.books or max(b.high for b in self.books.values()) < self.exp.max_rows:
             return
-        self.verify()
+        self.verify(before_truncate=True)
         with self._connection(database=self.database) as conn, conn.cursor() as cur:
             for table in self.books:
                 cur.execute(f"TRUNCATE TABLE `{table}`")
@@ -430,6 +432,7 @@ class Runner:
         interleaved = self.design == "interleaved"
         seconds = designs.window_seconds(self.design, self.window_s)
         first = max((w.seq for w in self.windows), default=0)
+        checks = len(self.verifications)  # this run's row checks start here
         try:
             self.prepare()
             if self.warmup_s > 0 and not first:
@@ -461,14 +464,18 @@ class Runner:
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-        return self.finish()
+        return self.finish(checks)
 
-    def finish(self) -> dict:
+    def finish(self, checks: int = 0) -> dict:
+        """Estimates by every estimator, the final row check and the result; `checks`: where
+        this run's row checks start (those before truncations count too)."""
         estimates = self.update_estimates(every_estimator=True)
         try:
-            verification = self.verify()
+            self.verify()
+            verification = self.verifications[checks:]
         except RunError as exc:
-            verification = [{"ok": None, "note": f"not verified: {exc}"}]
+            verification = [*self.verifications[checks:],
+                            {"ok": None, "note": f"not verified: {exc}"}]
         result = {"experiment": self.exp.name, "engine": self.engine,
                   "target": self.primary.label, "cluster": self.cluster,
                   "database": self.database, "threads": self.threads,
@@ -530,7 +537,12 @@ def summary(result: dict) -> str:
                   if name != est.get("estimator") and not math.isnan(e["low"])]
         if others:
             lines.append("    by other estimators: " + "; ".join(others))
+    earlier = [v for v in result["verification"] if v.get("before_truncate")]
+    if earlier and all(v["ok"] for v in earlier):
+        lines.append(f"  rows: {len(earlier)} checks before truncating at max_rows: all OK")
     for v in result["verification"]:
+        if v.get("before_truncate") and v["ok"]:
+            continue
         if v.get("ok") is None:
             lines.append(f"  rows {v.get('table', '')}: {v['note']}")
             continue
