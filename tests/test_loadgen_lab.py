@@ -160,6 +160,32 @@ def test_an_injected_delay_is_measured_and_recovered(galera_lab) -> None:
     assert all(v["ok"] is True for v in result["verification"])
 
 
+def test_sigterm_mid_window_stops_after_it_with_exact_rows(galera_lab) -> None:
+    """`loadgen stop` sends SIGTERM: the window in progress finishes and books its rows, so
+    the final check is exact (killing sysbench mid-window left unbooked rows: MISMATCH)."""
+    n1, _ = _targets(galera_lab)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clusterscope_loadgen", "run", "--experiment", "fk",
+         "--variants", "fk2", "--target", n1, "--window", "4", "--warmup", "0",
+         "--duration", "300"], env=galera_lab.env, cwd=REPO, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if "round 1 fk2" in line:
+                break
+        time.sleep(1.5)  # inside round 2's window
+        t0 = time.monotonic()
+        proc.terminate()
+        out = "".join(lines) + proc.communicate(timeout=60)[0]
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and time.monotonic() - t0 < 20, out
+    assert "round 2 fk2" in out and "round 3" not in out and "loadgen: stopping" in out
+    assert out.count(": OK") == 2 and "MISMATCH" not in out, out
+
+
 def test_fk_table_rejects_an_orphan_insert(galera_lab) -> None:
     n1, n2 = _targets(galera_lab)
     t = Target.from_cnf(n1)

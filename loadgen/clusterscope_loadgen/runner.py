@@ -65,6 +65,7 @@ class Runner:
         self.verifications: list[dict] = []
         self.rebased: dict[str, list[str]] = {}
         self.stopped = False
+        self.term = False  # SIGTERM seen: stop after the current window
         self.galera = engine == "galera"
         try:
             self.tables = exp.tables(engine)
@@ -274,7 +275,14 @@ class Runner:
             mix, flat = self._mix(group)
             args = sysbench.argv(self.exp.script, self._endpoints(lead), self.primary.user,
                                  self.database, threads, seconds, {**flat, "mix": mix})
-            res = sysbench.run(args, self.primary.password, timeout=seconds + 30)
+            try:
+                res = sysbench.run(args, self.primary.password, timeout=seconds + 30)
+            except KeyboardInterrupt:
+                # Ctrl-C reached sysbench too: its rows of this window are not counted.
+                for v in group:
+                    if v.table in self.books:
+                        self.books[v.table].rebase = f"a {v.name} window was interrupted"
+                raise
         after = self._health()
         end = time.time()
         lua_counts = self.exp.kind in WRITTEN or self.exp.kind == "read_backup"
@@ -426,7 +434,9 @@ class Runner:
         old = {s: signal.getsignal(s) for s in (signal.SIGTERM,)}
 
         def on_term(signum: int, frame: object) -> None:
-            raise Stop()
+            # Let the window running now finish (its sysbench books its rows), then stop:
+            # killing sysbench mid-window would leave rows committed but not booked.
+            self.term = True
 
         signal.signal(signal.SIGTERM, on_term)
         interleaved = self.design == "interleaved"
@@ -445,12 +455,16 @@ class Runner:
                 plan = designs.round_plan(self.design, self.variants, seq, self.rng)
                 round_len = seconds * len(plan)
                 for group in plan:
+                    if self.term:
+                        raise Stop()
                     for w in self.run_group(group, seq, seconds, interleaved=interleaved):
                         self.windows.append(w)
                         flag = "" if w.valid else "  INVALID: " + "; ".join(w.reasons)
                         self.out(f"  round {seq} {w.variant:<16} {w.throughput:10.1f}/s"
                                  f"  p95 {w.p95 * 1000:8.2f} ms{flag}")
                 self.update_estimates()
+                if self.term:
+                    raise Stop()
                 if forever:
                     continue
                 if rounds is not None:
