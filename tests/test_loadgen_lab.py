@@ -40,7 +40,7 @@ def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
     variants = [v.name for v in config.experiment("fk").variants]
     proc = subprocess.Popen(
         [sys.executable, "-m", "clusterscope.cli", "loadgen", "run", "--experiment", "fk",
-         "--target", n1, "--target", n2, "--window", "3", "--warmup", "0", "--rounds", "4",
+         "--target", n1, "--target", n2, "--window", "3", "--warmup", "0", "--rounds", "8",
          "--metrics-port", str(port), "--json-out", str(out), "--linger", "60"],
         env=galera_lab.env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True)
@@ -62,7 +62,7 @@ def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
         t_sync_before = time.time()
         galera_lab.cli("lab", "galera", "start-node", "2")
         t_sync_after = time.time()
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 180
         while not out.exists() and time.monotonic() < deadline:
             assert proc.poll() is None, proc.stdout.read()
             time.sleep(0.5)
@@ -74,7 +74,7 @@ def test_fk_run_with_a_killed_node(galera_lab, tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     windows = [w for w in result["windows"] if not w["warmup"]]
     for v in variants:
-        assert len([w for w in windows if w["variant"] == v]) == 4, log
+        assert len([w for w in windows if w["variant"] == v]) == 8, log
 
     touched = [w for w in windows if w["start"] < t_sync_before and w["end"] > t_kill_after]
     untouched = [w for w in windows if w["end"] < t_kill_before or w["start"] > t_sync_after]

@@ -33,6 +33,7 @@ from clusterscope_loadgen.target import identity as node_identity
 
 WRITTEN = {"fk": ("users_posts", "users_posts_fk1", "users_posts_fk"),
            "batching_pk": ("bp_pk", "bp_nopk")}
+QUIESCE_SECONDS = 30.0  # longest wait for a dead sysbench's statements before a re-read
 SATURATION = 0.9  # share of min(threads, cores) sysbench may burn before it is the bottleneck
 
 
@@ -330,11 +331,38 @@ class Runner:
             book.rebase = (f"a {v.name} window ended without its threads' commit counts"
                            f" ({res.fatal[0] if res.fatal else 'sysbench aborted'})")
 
+    def _in_flight(self) -> int:
+        """Statements still running in the run's database on its nodes, other than ours.
+
+        A sysbench that died mid-window (crashed, killed) leaves its last statements running
+        in the server, which commits them once the cluster lets it (a killed Galera node
+        stalls commits for seconds): a row count read before then misses them. The account
+        sees its own threads without the PROCESS privilege, and information_schema.PROCESSLIST
+        has the DB and COMMAND columns (https://mariadb.com/kb/en/show-processlist).
+        """
+        busy = 0
+        for node in self.nodes:
+            try:
+                with connection(self.primary, node, None, timeout=3.0) as conn, \
+                        conn.cursor() as cur:
+                    cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE"
+                                " DB = %s AND COMMAND = 'Query' AND ID <> CONNECTION_ID()",
+                                (self.database,))
+                    busy += int(cur.fetchone()[0])
+            except pymysql.MySQLError:
+                continue  # a node that is down commits nothing more
+        return busy
+
     def _rebase(self) -> None:
         """Re-read the count of a table whose book broke, so later windows stay verifiable."""
         pending = [t for t, b in self.books.items() if b.rebase]
         if not pending:
             return
+        deadline = time.monotonic() + QUIESCE_SECONDS
+        while self._in_flight() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if self._in_flight():
+            return  # still running: re-read before a later window
         try:
             with connection(self.primary, None, self.database) as conn, conn.cursor() as cur:
                 for table in pending:
