@@ -463,7 +463,7 @@ def test_summary_counts_the_row_checks_made_before_truncations() -> None:
               "estimator": "mean-t", "windows": [], "estimates": {},
               "verification": [{**ok, "before_truncate": True}] * 2 + [ok]}
     text = summary(result)
-    assert "2 checks before truncating at max_rows: all OK" in text
+    assert "checked before each of 2 truncations at max_rows: all OK" in text
     assert text.count("found 5, expected 5..5: OK") == 1
     text = summary({**result, "verification": [bad, ok]})
     assert "found 4, expected 5..5: MISMATCH" in text and "all OK" not in text

@@ -581,7 +581,9 @@ def summary(result: dict) -> str:
             lines.append("    by other estimators: " + "; ".join(others))
     earlier = [v for v in result["verification"] if v.get("before_truncate")]
     if earlier and all(v["ok"] for v in earlier):
-        lines.append(f"  rows: {len(earlier)} checks before truncating at max_rows: all OK")
+        tables = len({v["table"] for v in earlier})
+        lines.append(f"  rows: checked before each of {len(earlier) // tables} truncations at"
+                     " max_rows: all OK")
     for v in result["verification"]:
         if v.get("before_truncate") and v["ok"]:
             continue
