@@ -111,7 +111,6 @@ def run_designs() -> dict:
                 t0 = time.monotonic()
                 runner.run(duration=min(chunk, per_design - spent[d] + 1))
                 spent[d] += time.monotonic() - t0
-                runner.warmup_s = 0
         table: dict[str, dict] = {}
         for d, runner in runners.items():
             us = _units(runner, "fk2", "nofk")
