@@ -36,6 +36,8 @@ OFFSETS: dict[str, int] = {
     "inventory": 48,
     # A VictoriaMetrics the tests fill with known series (independent of the lab's)
     "scratch-vm": 98,
+    # a Prometheus scraping the lab as a user's own would (dashboards verify --vm)
+    "prometheus": 97,
     # the exporter tests' own MariaDB (fixture tables) and exporter processes
     "exporter-test-sql": 90,
     "exporter-test-http": 91,
