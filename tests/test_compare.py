@@ -228,3 +228,29 @@ def test_simulated_rows_are_marked_from_their_label_and_real_ones_are_not(two_cl
     assert "SIMULATED" not in only_real and "cluster staging-ndb" in only_real
     only_sim = render_table([by["lab-ndb"]], "b", "a")
     assert "== NDB restarts: restart total (SIMULATED)" in only_sim
+
+
+T5 = 1_700_090_000
+
+
+def test_an_event_at_the_boundary_of_two_periods_counts_in_one(scratch_vm) -> None:
+    """Periods that abut (the demo's before/after) must not both count the restart that
+    completed just before the boundary: events fall on the query's step grid, and the
+    grid's step after the event may lie past the boundary."""
+    lines = []
+    done = T5 + 100.7  # completes 0.3 s before the boundary, between two 1 s steps
+    for k in range(-20, 40):
+        ts = T5 + 100.7 + 5 * k
+        if ts < done:
+            continue
+        lines.append(f'test_edge_done_timestamp_seconds{{node_id="2"}} {done} {int(ts * 1000)}')
+        lines.append(f'test_edge_total_seconds{{node_id="2"}} 410 {int(ts * 1000)}')
+    scratch_vm.import_prometheus("\n".join(lines) + "\n")
+    scratch_vm.flush()
+    q = Quantity("edge", "NDB restarts", "restart total", "test_edge_total_seconds", "s",
+                 "lower", ("node_id",), event="test_edge_done_timestamp_seconds")
+    boundary = T5 + 101.0
+    before = collect(scratch_vm, [q], Period(T5, boundary))
+    after = collect(scratch_vm, [q], Period(boundary, T5 + 200))
+    counts = [sum(len(v) for v in s["edge"].values()) for s in (before, after)]
+    assert counts == [1, 0], counts

@@ -108,16 +108,24 @@ LOOKBEHIND = 300.0
 
 
 def event_times(values: list[tuple[float, str]], since: float, query_start: float,
-                step: float) -> list[float]:
-    """When an event series changed (or first appeared after the query's start) at or
-    after `since`. A gap with the same value afterwards (an exporter restart) is no event."""
+                step: float, until: float = math.inf,
+                stamps: list[tuple[float, str]] | None = None) -> list[float]:
+    """The query steps at which an event series changed (or first appeared after the
+    query's start), for the events in [since, until). A gap with the same value afterwards
+    (an exporter restart) is no event.
+
+    An event belongs to the period in which its sample was taken: with `stamps` (the
+    series' `timestamp()` at the same steps) that is the sample's own time, not the step,
+    which can lie past the end of a period; so two periods that abut never both count the
+    event taken just before their boundary (the demo's before/after comparison)."""
+    taken = {float(t): float(v) for t, v in stamps or []}
     out: list[float] = []
     last: str | None = None
     for i, (t, raw) in enumerate(values):
         t = float(t)
         appeared = i == 0 and t > query_start + step
         if (raw != last and last is not None) or appeared:
-            if t >= since:
+            if since <= taken.get(t, t) < until:
                 out.append(t)
         last = raw
     return out
@@ -141,13 +149,16 @@ def value_at(values: list[tuple[float, str]], t: float, within: float) -> float 
 
 
 def event_samples(series: list[dict], events: list[dict], period: Period, query_start: float,
-                  step: float) -> list[tuple[dict, list[float]]]:
+                  step: float, stamps: list[dict] | None = None
+                  ) -> list[tuple[dict, list[float]]]:
     """For each event series' change, the value of every matching quantity series then:
-    (the quantity series' labels, its samples)."""
+    (the quantity series' labels, its samples). `stamps`: timestamp() of the event series."""
     out = [(r["metric"], _labels(r["metric"]), r["values"], []) for r in series]
+    taken = {frozenset(_labels(r["metric"]).items()): r["values"] for r in stamps or []}
     for ev in events:
         ev_labels = _labels(ev["metric"])
-        for t in event_times(ev["values"], period.start, query_start, step):
+        for t in event_times(ev["values"], period.start, query_start, step, period.end,
+                             taken.get(frozenset(ev_labels.items()))):
             for _, labels, values, samples in out:
                 if _matches(ev_labels, labels):
                     v = value_at(values, t, within=max(30.0, 6 * step))
@@ -168,7 +179,8 @@ def collect(vm: VM, quantities: Iterable[Quantity], period: Period,
         result = vm.query_range(expr, start, period.end, q.step or fine)
         if q.event and not q.step:
             events = vm.query_range(q.event, start, period.end, fine)
-            for metric, values in event_samples(result, events, period, start, fine):
+            stamps = vm.query_range(f"timestamp({q.event})", start, period.end, fine)
+            for metric, values in event_samples(result, events, period, start, fine, stamps):
                 per_series.setdefault(series_key(metric, q.by), []).extend(values)
             for r in result:  # a series without events in the period still names its row
                 per_series.setdefault(series_key(r["metric"], q.by), [])
