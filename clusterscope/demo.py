@@ -201,14 +201,16 @@ class Demo:
         # period runs until the next step began (the scrape after the last completion).
         before_p = f"{before_76:.0f}..{before_75:.0f}"
         after_p = f"{before_75:.0f}..{min(time.time(), after_75 + 30):.0f}"
-        table = self.cs("compare", "--before", before_p, "--after", after_p,
-                        "--only", "ndb_restart_total,ndb_restart_phase")
+        # --lab-dir: the lab's VictoriaMetrics even where $CLUSTERSCOPE_VM_URL names another
+        table = self.cs("compare", "--lab-dir", str(self.lab_dir), "--before", before_p,
+                        "--after", after_p, "--only", "ndb_restart_total,ndb_restart_phase")
         print(table)
 
         self.step("Writing the report")
         report_dir = self.lab_dir / "report"
         end = time.time()
-        out = self.cs("report", "--out", str(report_dir), "--period",
+        out = self.cs("report", "--lab-dir", str(self.lab_dir), "--out", str(report_dir),
+                      "--period",
                       f"{scenario_start - 60:.0f}..{end:.0f}", "--compare", before_p, after_p,
                       "--only", "ndb_restart_total,ndb_restart_phase")
         print("    " + out.strip())

@@ -120,7 +120,7 @@ def test_a_pinned_baseline_compares_later_and_feeds_the_rules(known_series, tmp_
                           f"{pa.start:.0f}..{pa.end:.0f}", "--json", *common],
                          capture_output=True, text=True, check=True).stdout
     data = json.loads(out)
-    assert data["before"] == "baseline before-change"
+    assert data["before"].startswith("baseline before-change (")
     verdicts = {(r["key"], r["series"].get("experiment", "")): r["verdict"] for r in data["rows"]}
     assert verdicts[("tps", "fk")] == "worse"
     missing = subprocess.run([*cs, "compare", "--before-baseline", "nope", "--after",

@@ -65,7 +65,8 @@ def filled(scratch_vm):
     lines += _samples("galera_recovery_last_duration_seconds", rec, [(t, 8.5) for t in ts[30:]])
     lines += _samples("galera_recovery_last_end_timestamp_seconds", rec,
                       [(t, ts[30]) for t in ts[30:]])
-    lines += _samples("mysql_global_status_wsrep_cluster_size", 'cluster="lab-galera",node="node1"',
+    lines += _samples("mysql_global_status_wsrep_cluster_size",
+                      'job="galera",cluster="lab-galera",node="node1"',
                       [(t, 3 if i < 20 or i > 30 else 2) for i, t in enumerate(ts)])
     scratch_vm.import_prometheus("\n".join(lines) + "\n")
     scratch_vm.flush()
@@ -177,7 +178,7 @@ def real_ndb(scratch_vm):
     lines += _samples("ndb_restart_phase_seconds", f'{labels},phase="restore_fragments"',
                       [(t, 120) for t in ts])
     lines += _samples("mysql_global_status_wsrep_cluster_size",
-                      'cluster="staging-galera",node="g1"', [(t, 3) for t in ts])
+                      'job="galera",cluster="staging-galera",node="g1"', [(t, 3) for t in ts])
     scratch_vm.import_prometheus("\n".join(lines) + "\n")
     scratch_vm.flush()
     return scratch_vm, Period(T3, ts[-1])
@@ -204,3 +205,16 @@ def test_the_simulated_mark_comes_from_the_series_label(filled) -> None:
     # the loadgen's series of the fixture carry no cluster: named as such, never simulated
     exp = page[page.index("<h2>Experiments"):page.index("<h2>NDB restarts")]
     assert "SIMULATED" not in exp
+
+
+def test_a_plain_mariadb_sql_node_is_no_galera_node(real_ndb) -> None:
+    """mysqld_exporter probes NDB SQL nodes too (job ndb_sql), and MariaDB reports
+    wsrep_cluster_size without Galera: the Galera section keeps to the galera job."""
+    vm, period = real_ndb
+    vm.import_prometheus("\n".join(_samples(
+        "mysql_global_status_wsrep_cluster_size", 'job="ndb_sql",cluster="lab-ndb",'
+        'simulated="true",node="sql1"', [(period.start + 5 * i, 0) for i in range(60)])) + "\n")
+    vm.flush()
+    page = report.build(vm, period)
+    galera = page[page.index("<h2>Galera"):]
+    assert "SIMULATED" not in galera and "lab-ndb" not in galera

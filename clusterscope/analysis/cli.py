@@ -48,6 +48,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="the period shown (default: the last 30 minutes)")
     r.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
                    help="also include a before/after comparison of two periods")
+    r.add_argument("--before-baseline", metavar="NAME",
+                   help="also include the comparison of a pinned baseline with --after")
+    r.add_argument("--after", metavar="START..END",
+                   help="with --before-baseline: the period after (default: --period)")
     _common(r)
     r.set_defaults(func=cmd_report)
 
@@ -107,7 +111,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
                       file=sys.stderr)
                 return 2
             before, before_p = compare.load_samples(path)
-            before_label = f"baseline {args.before_baseline}"
+            if args.experiment:  # the pin holds every experiment's samples
+                before = {q: {key: v for key, v in per.items()
+                              if dict(key).get("experiment", args.experiment) == args.experiment}
+                          for q, per in before.items()}
+            before_label = f"baseline {args.before_baseline} ({before_p})"
         elif args.before:
             before_p = Period.parse(args.before)
             before = compare.collect(vm, quantities, before_p, args.experiment)
@@ -175,12 +183,23 @@ def cmd_report(args: argparse.Namespace) -> int:
         vm = src.vm
         period = Period.parse(args.period)
         comparison = None
+        if args.compare and args.before_baseline:
+            raise ValueError("give --compare BEFORE AFTER or --before-baseline NAME, not both")
         if args.compare:
             quantities = _quantities(args)
             pb, pa = Period.parse(args.compare[0]), Period.parse(args.compare[1])
             comparison = (pb, pa, compare.compare_samples(
                 quantities, compare.collect(vm, quantities, pb),
                 compare.collect(vm, quantities, pa)))
+        elif args.before_baseline:
+            quantities = _quantities(args)
+            path = _baselines_dir(args, src) / f"{args.before_baseline}.json"
+            if not path.exists():
+                raise ValueError(f"no pinned baseline {args.before_baseline!r} in {path.parent}")
+            before, pb = compare.load_samples(path)
+            pa = Period.parse(args.after) if args.after else period
+            comparison = (pb, pa, compare.compare_samples(
+                quantities, before, compare.collect(vm, quantities, pa)))
         path = report.write(vm, period, Path(args.out), comparison, source=src.describe())
     except (PeriodError, VMError, OSError, ValueError) as exc:
         print(f"report: {exc}", file=sys.stderr)

@@ -286,7 +286,7 @@ def _series(labels: dict[str, str], cluster: bool = False) -> str:
     """A row's labels, short; the cluster only where rows of several clusters are shown
     (the header names a single one). The simulated label is the block's or row's mark."""
     short = {"node_id": "node {}", "node": "node {}", "phase": "{}", "baseline": "vs {}",
-             "cluster": "{}"}
+             "cluster": "{}", "experiment": "{}", "variant": "{}"}
     return " ".join(short.get(k, f"{k}={{}}").format(v) for k, v in labels.items()
                     if v and k != SIMULATED_LABEL and (cluster or k != "cluster"))
 
@@ -317,10 +317,14 @@ def render_table(rows: list[Row], before_label: str, after_label: str, *,
             continue
         r0 = shown[0]
         every_sim = all(r.simulated for r in shown)
-        title = f"== {r0.group}: {r0.title}" + (" (SIMULATED)" if every_sim else "")
+        # the cluster goes into the title when the block has one, into each row otherwise
+        mine = clusters(shown)
+        title = (f"== {r0.group}: {r0.title}"
+                 + (f" on {mine[0]}" if len(names) > 1 and len(mine) == 1 else "")
+                 + (" (SIMULATED)" if every_sim else ""))
         cells = [(("(sum) " if r.aggregate else "")
                   + ("SIMULATED " if r.simulated and not every_sim else "")
-                  + _series(r.series, cluster=len(names) > 1),
+                  + _series(r.series, cluster=len(mine) > 1),
                   _cell(r.before, r.unit), _cell(r.after, r.unit), _diff(r),
                   SHORT_VERDICT.get(r.verdict, r.verdict)) for r in shown]
         blocks.append((title, cells))

@@ -22,9 +22,13 @@ from clusterscope.analysis.compare import Row, event_times, render_table
 from clusterscope.analysis.periods import Period
 from clusterscope.analysis.quantities import AGGREGATE_PHASES, COMPLETED_RESTART, RESTART_DONE
 from clusterscope.clients.vm import VM
+from clusterscope.rules.config import shared
 from clusterscope.rules.fragments import ldm_cpu_percent
 
 SIM = '<span class="simulated">SIMULATED (NDB simulator, not a measurement)</span>'
+# mysqld_exporter probes NDB SQL nodes too (job ndb_sql), and a MariaDB without Galera still
+# reports wsrep_cluster_size: Galera's figures are the galera job's (rules/config.yaml)
+GALERA = shared()["selectors"]["galera"]
 
 
 def _esc(s: object) -> str:
@@ -210,8 +214,9 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
         "experiments": provenance(vm, "loadgen_window_tps", period),
         "restarts": provenance(vm, "ndb_restart_total_seconds", period),
         "cpu": provenance(vm, 'ndb_thread_cpu_percent{thread_name="ldm"}', period),
-        "galera": provenance(vm, '{__name__=~"galera_recovery_last_duration_seconds'
-                                 '|mysql_global_status_wsrep_cluster_size"}', period),
+        "galera": provenance(vm, f'{{__name__=~"galera_recovery_last_duration_seconds'
+                                 f'|mysql_global_status_wsrep_cluster_size",{GALERA}}}',
+                             period),
     }
     real = sorted({c for p in sections.values() for c in p.real})
     sim = sorted({c for p in sections.values() for c in p.simulated})
@@ -276,7 +281,8 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
                  f"{r['seconds']:.1f} s", _ts(r["end"])] for r in recs]) if recs else
         "<p class='empty'>no recovery in this period</p>")
     node = "{cluster} {node}" if len(ga.real + ga.simulated) > 1 else "{node}"
-    add(svg.line_chart(_lines(vm, "mysql_global_status_wsrep_cluster_size", period, node),
+    add(svg.line_chart(_lines(vm, f"mysql_global_status_wsrep_cluster_size{{{GALERA}}}",
+                              period, node),
                        f"wsrep cluster size per node{ga.tag()}", ""))
 
     # The test reads this line from Chromium's console to know the page rendered.
