@@ -211,7 +211,8 @@ def test_pins_go_to_vminsert_and_are_read_back_through_vmselect(scratch_vm, clus
     from clusterscope.clients.vm import VM
     through_select = VM(cluster.select_url)
     got = through_select.wait_for(
-        f'last_over_time(clusterscope_pinned_overhead_ratio{{pin="{tag}-b"}}[400d])',
+        f'last_over_time(clusterscope_pinned_overhead_ratio{{pin="{tag}-b",'
+        f'experiment="{tag}"}}[400d])',
         timeout=30)
     assert [float(r["value"][1]) for r in got] == [0.12]
     # the environment's pair does the same
