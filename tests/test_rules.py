@@ -29,6 +29,8 @@ from clusterscope.rules.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 RULE_FILES = sorted((REPO / "rules").glob("*.yml"))
+# the alerts on log lines: LogsQL (tests/test_logs_alerts.py runs them), not for promtool
+LOG_RULE_FILES = sorted((REPO / "rules" / "vlogs").glob("*.yml"))
 CONFIG = load_config()
 GALERA = {"job": "galera", "cluster": "lab-galera"}
 TRACKER = {"job": "galera_tracker", "cluster": "lab-galera", "instance": "127.0.0.1:1"}
@@ -86,7 +88,7 @@ def test_generated_rules_are_current() -> None:
 
 def test_every_alert_has_labels_annotations_and_a_runbook_page() -> None:
     seen = []
-    for f in RULE_FILES:
+    for f in [*RULE_FILES, *LOG_RULE_FILES]:
         for group in yaml.safe_load(f.read_text())["groups"]:
             for rule in group["rules"]:
                 if "record" in rule:

@@ -15,8 +15,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     c = dsub.add_parser("check", help="fail if the committed JSON is not what generate makes")
     c.set_defaults(func=cmd_generate, check=True)
     v = dsub.add_parser("verify", help="run every panel's query against a VictoriaMetrics or"
-                        " Prometheus (default: the lab's, and its Loki) and say which panels"
-                        " fill and why the others are empty")
+                        " Prometheus (default: the lab's, and its VictoriaLogs) and say which"
+                        " panels fill and why the others are empty")
     endpoints.add_arguments(v)
     v.add_argument("--minutes", type=float, default=30.0, help="time range to query")
     v.add_argument("--json", action="store_true")
