@@ -35,6 +35,8 @@ OFFSETS: dict[str, int] = {
     # the description of what is monitored, as service discovery and metrics
     "inventory": 48,
     "vmalert-logs": 49,     # vmalert evaluating the log rules against VictoriaLogs
+    # a Prometheus scraping the lab as a user's own would (dashboards verify --vm)
+    "prometheus": 50,
     # A VictoriaMetrics the tests fill with known series (independent of the lab's)
     "scratch-vm": 98,
     # A VictoriaLogs and a collector the tests ship recorded logs through (and the bench)

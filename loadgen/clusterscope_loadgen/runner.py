@@ -27,7 +27,14 @@ from clusterscope_loadgen.config import Experiment, Variant
 from clusterscope_loadgen.metrics import Metrics
 from clusterscope_loadgen.results import RowBook, WindowResult
 from clusterscope_loadgen.sysbench import Endpoint
-from clusterscope_loadgen.target import Target, TargetError, connect, connection, galera_peers
+from clusterscope_loadgen.target import (
+    Target,
+    TargetError,
+    check_ndb,
+    connect,
+    connection,
+    galera_peers,
+)
 from clusterscope_loadgen.target import health as node_health
 from clusterscope_loadgen.target import identity as node_identity
 
@@ -73,9 +80,11 @@ class Runner:
         except ddl.DDLError as exc:
             raise RunError(f"experiment {exp.name}: {exc}") from exc
         if engine == "ndb":
-            raise RunError(f"experiment {exp.name}: engine ndb cannot run here (the lab's NDB"
-                           " is a simulator without the NDB engine); `clusterscope loadgen ddl"
-                           f" --experiment {exp.name} --engine ndb` prints its DDL")
+            for t in targets:  # every SQL node written to must have the NDB engine
+                try:
+                    check_ndb(t)
+                except TargetError as exc:
+                    raise RunError(f"experiment {exp.name}: {exc}") from exc
         variants = exp.variants_for(engine, only)
         self.peers = [t.endpoint for t in targets[1:]]
         if any(v.needs_peer for v in variants) and not self.peers and self.galera:

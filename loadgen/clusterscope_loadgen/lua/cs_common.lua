@@ -81,11 +81,16 @@ function M.connect()
    return con
 end
 
--- The identity the driver compares to route a connection (host:port:wsrep_node_name).
+-- The identity the driver compares to route a connection (host:port:wsrep_node_name; the
+-- name empty on MySQL, an NDB SQL node, which has no wsrep variables): target.py IDENTITY_SQL.
 function M.identity(con)
-   local rs = con:query("SELECT CONCAT(@@hostname, ':', @@port, ':', @@wsrep_node_name)")
+   local rs = con:query("SELECT CONCAT(@@hostname, ':', @@port, ':')")
+   local id = rs:fetch_row()[1]
+   rs:free()
+   rs = con:query("SHOW VARIABLES LIKE 'wsrep_node_name'")
    local row = rs:fetch_row()
-   return row[1]
+   rs:free()
+   return row and (id .. row[2]) or id
 end
 
 -- A connection to the node with this identity (empty: any). sysbench hands out hosts
