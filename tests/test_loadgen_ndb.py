@@ -1,6 +1,6 @@
 """The loadgen on NDB, where NDB cannot run: every statement it would send there checked
 against the forms MySQL's manual and mysql-server's own NDB test suite use (recorded with
-their source in tests/fixtures/ndb-ddl/), and the refusal on a server without NDBCLUSTER
+their source in shared/fixtures/ndb-ddl/), and the refusal on a server without NDBCLUSTER
 against a real MariaDB (the lab's). The NDB path has never run against a real NDB here.
 """
 
@@ -15,7 +15,7 @@ from clusterscope_loadgen import config, ddl, target
 from clusterscope_loadgen.config import LUA_DIR
 from helpers import REPO, SHARED
 
-FORMS = REPO / "tests" / "fixtures" / "ndb-ddl"
+FORMS = SHARED / "fixtures" / "ndb-ddl"  # recorded from other repositories: shared/
 
 
 # -- the statements, as clause kinds --------------------------------------------------------

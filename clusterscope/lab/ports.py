@@ -49,7 +49,7 @@ OFFSETS: dict[str, int] = {
     "exporter-test-http": 91,
     "exporter-test-http2": 92,
     "exporter-test-tls-sql": 93,  # a MariaDB that requires TLS
-    "exporter-test-web": 94,  # the exporter under its web config (one process at a time)
+    "exporter-test-web": 89,  # the exporter under its web config (one process at a time)
     # Load generators (one per concurrently running experiment)
     **{f"loadgen{i}": 60 + i for i in range(10)},
 }

@@ -5,7 +5,7 @@ options (READ_BACKUP, PARTITION_BALANCE) in the table comment. NDB DDL cannot ru
 lab (the NDB simulator serves ndbinfo views only, no NDB engine): each NDB form below is
 the one MySQL's reference manual and mysql-server's own NDB test suite use, cited where it
 is written, and tests/test_loadgen_ndb.py checks every NDB statement against those forms,
-kept as data with their source in tests/fixtures/ndb-ddl/.
+kept as data with their source in the steering repository's shared/fixtures/ndb-ddl/.
 """
 
 from __future__ import annotations
