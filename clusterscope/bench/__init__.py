@@ -12,7 +12,16 @@ import sys
 import time
 from collections.abc import Callable
 
-from clusterscope.bench import exporter, galera, loadgen, loadgen_ab, logs, monitoring, ndbsim
+from clusterscope.bench import (
+    exporter,
+    galera,
+    loadgen,
+    loadgen_ab,
+    logs,
+    monitoring,
+    ndbsim,
+    soak,
+)
 
 # name -> a function of no arguments returning a dict of figures (at least one key
 # containing "ratio").
@@ -25,13 +34,18 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
     "ndbsim": ndbsim.run,
     "logs": logs.run,
     "monitoring": monitoring.run,
+    # the always-on soak (issue 28): faults for --minutes, judged; `ok` false fails the bench
+    "soak": soak.run,
 }
+# benchmarks that take the bench's options: name -> option -> keyword of its function
+OPTIONS = {"soak": {"minutes": "minutes"}}
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run the benchmarks and print the measured ratios")
     p.add_argument("names", nargs="*", metavar="NAME", help="only these benchmarks")
     p.add_argument("--json", action="store_true")
+    soak.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -59,7 +73,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"bench: {name} ...", flush=True)
         t0 = time.monotonic()
         try:
-            figures = BENCHMARKS[name]()
+            kwargs = {kw: getattr(args, opt) for opt, kw in OPTIONS.get(name, {}).items()
+                      if getattr(args, opt, None) is not None}
+            figures = BENCHMARKS[name](**kwargs)
+            if figures.get("ok") is False:
+                failed = True
         except Exception as exc:  # noqa: BLE001 - report and go on with the others
             failed = True
             figures = {"error": f"{type(exc).__name__}: {exc}"}

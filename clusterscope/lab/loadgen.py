@@ -57,6 +57,8 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
     s.add_argument("--estimator", choices=list(estimators.ESTIMATORS),
                    help="overhead estimator by name")
     s.add_argument("--config")
+    s.add_argument("--json-out", help="when it stops: its windows, estimates and row checks"
+                   " as JSON (what `loadgen run --json-out` writes)")
     s.set_defaults(func=cmd_start)
     t = lsub.add_parser("stop", help="stop lab loadgen services")
     t.add_argument("--experiment", help="only this one (default: all)")
@@ -97,9 +99,10 @@ def cmd_start(args: argparse.Namespace) -> int:
                  and s.name.startswith("galera-node") and pid_alive(s.pid, s.start_time)), None)
     if peer is not None:
         argv += ["--target", peer.client_config]
-    for opt in ("window", "threads", "warmup", "variants", "config", "design", "estimator"):
+    for opt in ("window", "threads", "warmup", "variants", "config", "design", "estimator",
+                "json_out"):
         if getattr(args, opt) is not None:
-            argv += [f"--{opt}", str(getattr(args, opt))]
+            argv += [f"--{opt.replace('_', '-')}", str(getattr(args, opt))]
     # After a timed run, serve the final values for two scrape intervals, then exit (the
     # demo waits for the service to end).
     argv += (["--duration", str(args.duration), "--linger", "10"] if args.duration

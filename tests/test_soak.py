@@ -1,0 +1,158 @@
+"""The soak (issue 28): `clusterscope bench soak --minutes 3` in the shared lab, every fault
+of the cycle run once and judged; and the judgements themselves on recorded shapes of
+what goes wrong (a counter restored from a state file that also restarts from 0, a lost
+scrape, an alert no fault explains, a window that spans a node leaving)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from clusterscope.bench import soak, soak_faults
+from clusterscope.bench import soak_judge as judge
+from clusterscope.bench.soak_judge import Fault
+
+
+# -- the judgements -------------------------------------------------------------------------
+def test_a_reset_is_explained_only_by_its_process_restarting() -> None:
+    pts = [(0, 5), (5, 6), (10, 1), (15, 2), (20, 0)]
+    explained, unexplained = judge.counter_resets(pts, restarts=[8.0], slack=2)
+    assert explained == [10] and unexplained == [20]
+
+
+def test_a_restored_counter_that_also_restarted_from_zero_counts_twice() -> None:
+    """A persisted count (recoveries, NDB restarts) comes back from its state file: no
+    reset, increase 1. Had the process started from 0 and re-read its log, the increase
+    says 2 against a schedule of 1."""
+    restored = [(0, 3), (5, 3), (10, 4), (20, 4)]  # killed at 12, back with its state
+    assert judge.increase(restored, since=1, appeared_from_zero=False) == 1
+    recounted = [(0, 3), (5, 3), (10, 4), (20, 1), (25, 4)]
+    assert judge.increase(recounted, since=1, appeared_from_zero=False) == 5
+    # a series that appears within the run was counted from 0
+    assert judge.increase([(30, 1), (35, 1)], since=1, appeared_from_zero=True) == 1
+
+
+def test_lost_samples_outside_fault_windows_and_slowness_apart() -> None:
+    up = {("ndbinfo", "a"): {"up": [(0, 1), (5, 1), (15, 1), (20, 0), (25, 1), (30, 1),
+                                    (35, 1), (45, 1)],
+                             "duration": [(20, 4.0)]},
+          ("galera", "b"): {"up": [(0, 1), (5, 1), (10, 1), (15, 1), (20, 1), (25, 1),
+                                   (30, 1), (35, 1), (45, 1)]},
+          ("loadgen", "c"): {"up": [(t, 1) for t in (0, 5, 10, 15, 20, 25, 30, 35, 45)]}}
+    fault = Fault("kill-ndb-exporter", "ndb-exporter", start=8, end=9, jobs=["ndbinfo"])
+    out = judge.lost_samples(up, 5, 4, [fault], (0, 45))
+    a = out["ndbinfo a"]
+    # slot 10: in the fault's window; slot 20: a timed-out scrape; slot 40: every target
+    # missed it (the scraper stalled)
+    assert (a["in_fault_windows"], a["slowness"], a["lost"]) == (1, 2, 0)
+    assert out["galera b"]["slowness"] == 1 and out["galera b"]["lost"] == 0
+    up[("galera", "b")]["up"].remove((25, 1))
+    assert judge.lost_samples(up, 5, 4, [fault], (0, 45))["galera b"]["lost_at"] == [25]
+
+
+def _fired(name: str, at: float, resolved: float | None = None, **labels: str) -> judge.Fired:
+    return judge.Fired(name, labels, at, "", resolved)
+
+
+def test_alerts_expected_fired_unexpected() -> None:
+    f = Fault("kill-ndb-exporter", "ndb-exporter", start=100, end=200, hold=100)
+    short = Fault("kill-tracker", "galera-tracker", start=300, end=310, hold=10)
+    rule_for = {"NdbExporterDown": 60, "GaleraTrackerDown": 300}
+    fired = [_fired("NdbExporterDown", 165, 215, cluster="lab-ndb"),
+             _fired("GaleraNodeNotReady", 400, 450, node="node1"),
+             _fired("ClusterscopeWatchdog", 50)]
+    out = judge.judge_alerts(fired, [f, short], rule_for, 25, (0, 1000), [])
+    rows = {r["alert"]: r for r in out["expected"]}
+    assert rows["NdbExporterDown"]["required"] and rows["NdbExporterDown"]["ok"]
+    assert rows["NdbExporterDown"]["fired_after_s"] == 65
+    # held 10 s, its `for:` is 5 m: not required, and not missed
+    assert not rows["GaleraTrackerDown"]["required"] and rows["GaleraTrackerDown"]["ok"]
+    assert [u["alert"] for u in out["unexpected"]] == ["GaleraNodeNotReady"]
+    # a required alert that never fired fails
+    out = judge.judge_alerts([], [f], rule_for, 25, (0, 1000), [])
+    assert out["expected"][0]["ok"] is False
+
+
+def test_an_alert_that_never_resolves_fails_unless_its_rule_still_holds_it() -> None:
+    f = Fault("galera-ist", "node3", start=100, end=150, hold=40)
+    rule_for = {"GaleraNodeRestarted": 0, "GaleraNodeNotReady": 60,
+                "GaleraClusterSizeReduced": 60}
+    late = _fired("GaleraNodeRestarted", 155, None, node="node3")
+    out = judge.judge_alerts([late], [f], rule_for, 25, (0, 300), [])
+    assert out["explained_but_unresolved"] == []  # uptime < 300 s still holds it at 300
+    out = judge.judge_alerts([late], [f], rule_for, 25, (0, 1000), [])
+    assert [e["alert"] for e in out["explained_but_unresolved"]] == ["GaleraNodeRestarted"]
+
+
+def test_windows_spanning_a_cluster_event_must_be_invalid() -> None:
+    f = Fault("galera-ist", "node3", start=100, end=200, events=[(100, 101), (180, 200)])
+    windows = [{"start": 80, "end": 90, "valid": True},
+               {"start": 95, "end": 105, "valid": False, "reasons": ["membership"]},
+               {"start": 120, "end": 130, "valid": True},  # degraded, steady
+               {"start": 175, "end": 185, "valid": True},  # spans the rejoin: wrong
+               {"start": 300, "end": 310, "valid": False, "reasons": ["?"]}]
+    out = judge.judge_windows(windows, [f])
+    assert out["invalidated_as_expected"] == 1 and out["degraded_either"] == 1
+    assert out["valid_as_expected"] == 1
+    assert [w["start"] for w in out["valid_but_spanned_an_event"]] == [175]
+    assert [w["start"] for w in out["invalid_outside_faults"]] == [300]
+    assert out["ok"] is False
+
+
+def test_growth_uses_the_longest_incarnation() -> None:
+    mib = 2**20
+    rows = [(t * 60.0, 1, (100 + t) * mib, 10) for t in range(30)]  # 1 MiB a minute
+    rows += [(1800 + t * 60.0, 2, 50 * mib, 10) for t in range(6)]  # restarted
+    g = judge.growth({"ndb-exporter": rows})["ndb-exporter"]
+    assert g["incarnations"] == 2
+    assert g["rss_mib_per_hour"] == pytest.approx(60, rel=0.01)
+    assert g["fds_per_hour"] == 0
+
+
+def test_the_table_names_only_alerts_the_rules_define() -> None:
+    from clusterscope.rules import generate
+    from clusterscope.rules.config import load_config
+
+    import yaml
+    known = set()
+    for text in generate.render_files(load_config()).values():
+        for g in yaml.safe_load(text).get("groups", []):
+            known |= {r["alert"] for r in g["rules"] if "alert" in r}
+    assert soak_faults.check_names(known) == []
+    assert set(soak.CYCLE) == set(soak_faults.KINDS)
+
+
+# -- the soak in the shared lab ---------------------------------------------------------------
+@pytest.mark.lab
+def test_soak_three_minutes_in_the_shared_lab(lab, tmp_path) -> None:
+    """`clusterscope bench soak --minutes 3` exits 0: every fault of the cycle ran, no
+    counter reset without its process restarting, every recovery, restart and failover
+    counted once, no sample lost outside the fault windows, no alert fired that no fault
+    explains, and the loadgen's windows invalid exactly where the cluster changed."""
+    lab.ensure("ndb", "galera", "monitoring")
+    lab.cli("lab", "ndb", "fault", "clear")  # whatever an earlier test left behind
+    env = dict(lab.env, CLUSTERSCOPE_SOAK_LAB_DIR=str(lab.root),
+               CLUSTERSCOPE_SOAK_OUT=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-m", "clusterscope.cli", "bench", "soak",
+                           "--minutes", "3", "--json"], env=env, text=True,
+                          capture_output=True, timeout=900)
+    print(proc.stderr[-3000:])
+    start = proc.stdout.find("{")
+    assert start >= 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    figures = json.loads(proc.stdout[start:])["soak"]
+    print(json.dumps({k: figures.get(k) for k in ("failures", "load_average", "counters",
+                                                   "alerts_unexpected", "windows")},
+                     indent=1, default=str))
+    assert proc.returncode == 0, figures.get("failures") or figures.get("error")
+    assert figures["ok"] is True
+    kinds = {k.split(" ", 1)[1] for k in figures["faults"]}
+    assert kinds == set(soak.CYCLE)
+    assert set(soak.OURS) <= set(figures["processes"])
+    assert all(c["ok"] for c in figures["counters"]["counts_vs_schedule"].values())
+    assert figures["windows"]["windows"] > 0
+    assert (tmp_path / "soak.json").is_file()
+    assert os.path.samefile(figures["json_file"], tmp_path / "soak.json")
