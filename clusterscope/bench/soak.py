@@ -50,9 +50,10 @@ EXPERIMENT = "read_backup"
 GALERA_NODE = 3  # the loadgen uses node1 and node2; node3 is the one that fails
 NDB_NODE = 2
 ROTATE_NODE, RECOPY_NODE = 2, 1
-SHORT_HOLD = 8.0  # a short soak's hold per fault
+SHORT_HOLD = 6.0  # a short soak's hold per fault: at least one scrape missed
 HOLD_MARGIN = 45.0  # past the alert's `for:` in a full-length run
-QUIET = 20.0  # between two faults, so their windows do not overlap
+QUIET = 20.0  # between two faults of a full-length run, so their alerts do not overlap
+SHORT_QUIET = 3.0
 NDB_TIME_SCALE = 30.0  # a 7.6 restart in ~15 wall seconds
 SAMPLE_EVERY = 5.0
 # processes whose growth is reported; ours are the products users run always-on
@@ -410,19 +411,26 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
         for kind in CYCLE:
             if cycle > 1 and time.time() + holds[kind] + QUIET > deadline:
                 break
-            f = faults.run(kind, holds[kind])
+            with contextlib.redirect_stdout(sys.stderr):  # the lab's chatter; stdout is JSON
+                f = faults.run(kind, holds[kind])
             done.append(f)
             print(f"soak: {time.time() - t0:6.0f} s  {kind} {f.target} held {f.hold:.0f} s"
                   f"{'  ERROR ' + f.error if f.error else ''}", file=sys.stderr, flush=True)
-            time.sleep(QUIET)
+            time.sleep(QUIET if full_length else SHORT_QUIET)
     time.sleep(grace)  # the last fault's resolutions reach the webhook
     _cli(env, "loadgen", "stop", timeout=300)  # SIGTERM: it finishes its window, writes JSON
     t1 = time.time()
     sampler.stop_event.set()
     sampler.join()
     time.sleep(2 * interval)  # the last samples are searchable (1 s latency offset)
-    figures = _judge(lab, vm_url, served, faults, done, sampler, windows_file,
-                     (t0, t1), rule_for, grace, interval, timeout)
+    # what was done, kept so the judgement can be run again on the same lab (rejudge)
+    recording = {"span": [t0, t1], "served": [[*k, v] for k, v in served.items()],
+                 "restarts": faults.restarts, "faults": [vars(f) for f in done],
+                 "samples": sampler.samples, "load": sampler.load, "rule_for": rule_for,
+                 "grace": grace, "interval": interval, "timeout": timeout,
+                 "windows_file": str(windows_file), "vm_url": vm_url, "lab": str(lab.root)}
+    (out_dir / "recording.json").write_text(json.dumps(recording))
+    figures = rejudge(out_dir / "recording.json")
     figures.update(minutes=minutes, full_length=full_length, cycles=cycle,
                    lab=str(lab.root))
     path = out_dir / "soak.json"
@@ -431,17 +439,28 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     return figures
 
 
-def _judge(lab: Lab, vm_url: str, served: dict, faults: Faults, done: list[Fault],
-           sampler: Sampler, windows_file: Path, span: tuple[float, float],
-           rule_for: dict[str, float], grace: float, interval: float,
-           timeout: float) -> dict:
+def rejudge(recording: Path) -> dict:
+    """The judgement of a soak from its recording (and the lab's VictoriaMetrics and
+    webhook, which must still hold the run)."""
+    r = json.loads(recording.read_text())
+    served = {(job, inst): name for job, inst, name in r["served"]}
+    faults = [Fault(**{**f, "events": [tuple(e) for e in f["events"]]}) for f in r["faults"]]
+    samples = {k: [tuple(x) for x in v] for k, v in r["samples"].items()}
+    return _judge(Lab(Path(r["lab"])), r["vm_url"], served, r["restarts"], faults, samples,
+                  r["load"], Path(r["windows_file"]), tuple(r["span"]), r["rule_for"],
+                  r["grace"], r["interval"], r["timeout"])
+
+
+def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]],
+           done: list[Fault], samples: dict, load: list, windows_file: Path,
+           span: tuple[float, float], rule_for: dict[str, float], grace: float,
+           interval: float, timeout: float) -> dict:
     from clusterscope.lab import monitoring
     t0, t1 = span
     failures: list[str] = []
     # processes
-    growth = judge.growth(sampler.samples)
+    growth = judge.growth(samples)
     # counters
-    restarts = faults.restarts
     counters, resets_bad = {}, []
     rows = _export(vm_url, COUNTER_MATCH, t0 - 120, t1)
     for row in rows:
@@ -498,7 +517,7 @@ def _judge(lab: Lab, vm_url: str, served: dict, faults: Faults, done: list[Fault
         failures.append("loadgen windows judged wrong (see windows)")
     errors = [f"{f.kind}: {f.error}" for f in done if f.error]
     failures += errors
-    loads = [v for _, v in sampler.load]
+    loads = [v for _, v in load]
     return {
         "ok": not failures, "failures": failures,
         "load_average": {"min": min(loads, default=0), "max": max(loads, default=0),
