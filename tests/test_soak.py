@@ -114,10 +114,10 @@ def test_growth_uses_the_longest_incarnation() -> None:
 
 
 def test_the_table_names_only_alerts_the_rules_define() -> None:
+    import yaml
+
     from clusterscope.rules import generate
     from clusterscope.rules.config import load_config
-
-    import yaml
     known = set()
     for text in generate.render_files(load_config()).values():
         for g in yaml.safe_load(text).get("groups", []):

@@ -302,7 +302,9 @@ def _export(vm_url: str, match: str, start: float, end: float) -> list[dict]:
 
 
 def _points(row: dict) -> list[tuple[float, float]]:
-    return sorted(zip((t / 1000 for t in row["timestamps"]), row["values"], strict=True))
+    # a null value is a staleness marker (the target stopped answering), not a sample
+    return sorted((t / 1000, v) for t, v in zip(row["timestamps"], row["values"], strict=True)
+                  if v is not None)
 
 
 def _targets(vm_url: str, lab: Lab) -> tuple[dict[tuple[str, str], str], dict[str, list[str]]]:
@@ -394,6 +396,7 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
                            f" define: {', '.join(stale)} (renamed? follow rules/config.yaml)")
     windows_file = out_dir / "loadgen-windows.json"
     windows_file.unlink(missing_ok=True)
+    loadgen_started = time.time()  # a new loadgen: its counters start from 0
     _cli(env, "loadgen", "start", "--experiment", EXPERIMENT, "--threads", "2",
          "--window", "10", "--warmup", "10", "--json-out", str(windows_file.resolve()))
     time.sleep(2 * interval)  # scraped with its peers before the first fault
@@ -402,14 +405,17 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     sampler = Sampler(lab)
     sampler.start()
     faults = Faults(lab, vm_url, jobs_of)
+    faults.restarts["loadgen"] = [loadgen_started]
     t0 = time.time()
     deadline = t0 + minutes * 60
     done: list[Fault] = []
     cycle = 0
-    while cycle == 0 or time.time() < deadline:
+    fits = True
+    while fits and (cycle == 0 or time.time() < deadline):
         cycle += 1
         for kind in CYCLE:
             if cycle > 1 and time.time() + holds[kind] + QUIET > deadline:
+                fits = False
                 break
             with contextlib.redirect_stdout(sys.stderr):  # the lab's chatter; stdout is JSON
                 f = faults.run(kind, holds[kind])
@@ -460,6 +466,9 @@ def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]]
     failures: list[str] = []
     # processes
     growth = judge.growth(samples)
+    full_length = max((r.get("minutes_observed", 0) for r in growth.values()), default=0) >= 30
+    leaking = judge.leaks(growth, OURS) if full_length else []
+    failures += [f"leak? {x}" for x in leaking]
     # counters
     counters, resets_bad = {}, []
     rows = _export(vm_url, COUNTER_MATCH, t0 - 120, t1)
@@ -471,6 +480,7 @@ def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]]
             continue
         pts = _points(row)
         _, bad = judge.counter_resets(pts, restarts.get(proc, []), 2 * interval)
+        bad = [t for t in bad if t >= t0]  # what happened before the run is not its business
         if bad:
             resets_bad.append({"series": _series(m), "process": proc,
                                "at": [round(t - t0) for t in bad]})

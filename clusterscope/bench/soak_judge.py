@@ -75,6 +75,21 @@ def growth(samples: dict[str, list[tuple[float, int, float, float]]]) -> dict[st
     return out
 
 
+def leaks(rows: dict[str, dict], ours: Iterable[str], rss_ratio: float = 1.25,
+          fds_growth: float = 10) -> list[str]:
+    """Processes of ours whose last third holds clearly more than the first: RSS up by
+    more than `rss_ratio`, or `fds_growth` more open descriptors (judged on a full-length
+    run only: minutes of warm-up caches look like growth)."""
+    out = []
+    for name in ours:
+        r = rows.get(name, {})
+        if r.get("rss_mib_first") and r["rss_mib_last"] > rss_ratio * r["rss_mib_first"]:
+            out.append(f"{name}: RSS {r['rss_mib_first']} -> {r['rss_mib_last']} MiB")
+        if "fds_first" in r and r["fds_last"] - r["fds_first"] > fds_growth:
+            out.append(f"{name}: open fds {r['fds_first']} -> {r['fds_last']}")
+    return out
+
+
 # -- counters ---------------------------------------------------------------------------------
 def counter_resets(points: list[tuple[float, float]], restarts: Iterable[float],
                    slack: float) -> tuple[list[float], list[float]]:
@@ -213,7 +228,9 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
             lo, hi = window(f, a)
             hits = [i for i in instances if i.name == a.name and _matches(i.labels, want)
                     and lo <= i.fired <= hi]
-            need = f.hold >= rule_for.get(a.name, 0.0) + grace
+            # held past its `for:` (an alert whose rule looks back after the fault, such as
+            # uptime < 300 s, holds its condition `lasts` longer)
+            need = f.hold + a.lasts >= rule_for.get(a.name, 0.0) + grace
             row = {"fault": f"{f.kind} {f.target}", "at": round(f.start - start),
                    "alert": a.name, "labels": want, "for_s": rule_for.get(a.name, 0.0),
                    "held_s": round(f.hold), "required": need, "fired": bool(hits)}

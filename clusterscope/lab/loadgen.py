@@ -9,8 +9,12 @@ report `wsrep_incoming_addresses` as AUTO, so the product cannot discover it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import os
+import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -128,6 +132,28 @@ def _lab_changed(lab: Lab) -> None:
         print(f"loadgen: {problem}", file=sys.stderr)
 
 
+# Longest a stopping loadgen may take to finish its window (the longest window an
+# experiment config sets is 120 s) and book its rows.
+STOP_TIMEOUT = 180.0
+
+
+def _term_alone(lab: Lab, name: str) -> None:
+    """SIGTERM to the loadgen process alone, and wait: it lets the running sysbench finish
+    its window and books its rows (clusterscope_loadgen/runner.py). `lab.stop` signals the
+    whole process group, sysbench too, which cut the last window short (sysbench exited
+    -15: an invalid window, and a written experiment's rows of it unbooked)."""
+    svc = lab.service(name)
+    if svc is None or not pid_alive(svc.pid, svc.start_time):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(svc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while pid_alive(svc.pid, svc.start_time) and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(svc.pid, os.WNOHANG)
+        time.sleep(0.2)
+
+
 def lab_peer_configs(cnf: Path) -> list[Path]:
     """Client configs of the other running Galera nodes of the lab a target config belongs
     to (`<lab>/clients/galera-nodeN.cnf`), for when wsrep_incoming_addresses says AUTO."""
@@ -149,6 +175,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
         return 0
     for n in names:
         try:
+            _term_alone(lab, n)
             lab.stop(n)
         except LabError as exc:
             print(f"loadgen: {n}: {exc}", file=sys.stderr)

@@ -148,8 +148,10 @@ def groups(c: dict) -> list[Group]:
         Alert("GaleraRecoveryUsedSST",
               f"(time() - max without (instance, job, method, donor)"
               f" (galera_recovery_last_end_timestamp_seconds{{{t},kind=\"sst\"}}) < {seconds(g['sst_recent'])})"
-              f" and on (cluster, node) (sum without (instance, job, from, to)"
-              f" (galera_state_transitions_total{{{t},to=\"SYNCED\"}}) >= 2)",
+              # a node whose second recovery this is: a donor also returns to SYNCED,
+              # so its state transitions would count a donation as an earlier join
+              f" and on (cluster, node) (sum without (instance, job, kind, method)"
+              f" (galera_recoveries_total{{{t}}}) >= 2)",
               "warning", "Galera node {{ $labels.node }} rejoined by full SST",
               "Node {{ $labels.node }} had been Synced before and rejoined by a full state"
               " transfer where an incremental one (IST from the donor's gcache) was expected.",
