@@ -89,14 +89,17 @@ def test_an_alert_that_never_resolves_fails_unless_its_rule_still_holds_it() -> 
 
 
 def test_windows_spanning_a_cluster_event_must_be_invalid() -> None:
-    f = Fault("galera-ist", "node3", start=100, end=200, events=[(100, 101), (180, 200)])
+    f = Fault("galera-ist", "node3", start=100, end=200)
+    # as the loadgen's nodes saw it: node3 evicted (membership), node3 back (membership)
+    events = [(103, 104), (182, 183)]
     windows = [{"start": 80, "end": 90, "valid": True},
                {"start": 95, "end": 105, "valid": False, "reasons": ["membership"]},
                {"start": 120, "end": 130, "valid": True},  # degraded, steady
                {"start": 175, "end": 185, "valid": True},  # spans the rejoin: wrong
+               {"start": 186, "end": 196, "valid": True},  # IST after the join: clear
                {"start": 300, "end": 310, "valid": False, "reasons": ["?"]}]
-    out = judge.judge_windows(windows, [f])
-    assert out["invalidated_as_expected"] == 1 and out["degraded_either"] == 1
+    out = judge.judge_windows(windows, [f], events)
+    assert out["invalidated_as_expected"] == 1 and out["degraded_either"] == 2
     assert out["valid_as_expected"] == 1
     assert [w["start"] for w in out["valid_but_spanned_an_event"]] == [175]
     assert [w["start"] for w in out["invalid_outside_faults"]] == [300]

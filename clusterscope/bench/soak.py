@@ -48,6 +48,7 @@ from clusterscope.lab.core import Lab, LabError, pid_alive
 
 EXPERIMENT = "read_backup"
 GALERA_NODE = 3  # the loadgen uses node1 and node2; node3 is the one that fails
+LOADGEN_NODES = (1, 2)
 NDB_NODE = 2
 ROTATE_NODE, RECOPY_NODE = 2, 1
 SHORT_HOLD = 6.0  # a short soak's hold per fault: at least one scrape missed
@@ -120,6 +121,36 @@ class Sampler(threading.Thread):
                 self.samples.setdefault(name, []).append((now, s.pid, rss, fds))
 
 
+class GaleraWatch(threading.Thread):
+    """What the loadgen's nodes went through, seen every second on their own: each change of
+    the membership (wsrep_cluster_conf_id) and each second a node was not Synced or did not
+    answer, as (from, to) intervals. The loadgen judges a window by snapshots before and
+    after it; this is the independent account its windows are checked against."""
+
+    def __init__(self, lab: Lab, nodes: tuple[int, ...] = LOADGEN_NODES) -> None:
+        super().__init__(daemon=True)
+        self.lab, self.nodes = lab, nodes
+        self.events: list[tuple[float, float]] = []
+        self.stop_event = threading.Event()
+
+    def run(self) -> None:
+        from clusterscope.lab import galera_nodes as gn
+        last: dict[int, tuple[float, str | None]] = {}
+        while not self.stop_event.wait(1.0):
+            for n in self.nodes:
+                now = time.time()
+                try:
+                    v = gn.status_vars(self.lab, n)
+                    conf = v.get("wsrep_cluster_conf_id")
+                    synced = v.get("wsrep_local_state_comment") == "Synced"
+                except Exception:  # noqa: BLE001 - a node that does not answer is an event
+                    conf, synced = None, False
+                before = last.get(n)
+                if before is not None and (before[1] != conf or not synced):
+                    self.events.append((before[0], now))
+                last[n] = (now, conf)
+
+
 # -- faults ---------------------------------------------------------------------------------
 class Faults:
     """Each fault kind: inject, hold, recover; records what it did in a Fault."""
@@ -144,13 +175,10 @@ class Faults:
         n = GALERA_NODE
         f.target = f"node{n}"
         gn.kill(self.lab, n)
-        f.events.append((f.start, time.time()))
         time.sleep(hold)
         f.hold = time.time() - f.start
-        rejoin = time.time()
         gn.write_config(self.lab, n, galera.sst_method(self.lab))
         galera.start_joiner(self.lab, n, force_sst=sst)
-        f.events.append((rejoin, time.time()))
 
     def galera_sst(self, f: Fault, hold: float) -> None:
         self.galera_ist(f, hold, sst=True)
@@ -404,6 +432,8 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     holds, full_length = plan(minutes, rule_for)
     sampler = Sampler(lab)
     sampler.start()
+    watch = GaleraWatch(lab)
+    watch.start()
     faults = Faults(lab, vm_url, jobs_of)
     faults.restarts["loadgen"] = [loadgen_started]
     t0 = time.time()
@@ -426,13 +456,15 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     time.sleep(grace)  # the last fault's resolutions reach the webhook
     _cli(env, "loadgen", "stop", timeout=300)  # SIGTERM: it finishes its window, writes JSON
     t1 = time.time()
-    sampler.stop_event.set()
-    sampler.join()
+    for thread in (sampler, watch):
+        thread.stop_event.set()
+        thread.join()
     time.sleep(2 * interval)  # the last samples are searchable (1 s latency offset)
     # what was done, kept so the judgement can be run again on the same lab (rejudge)
     recording = {"span": [t0, t1], "served": [[*k, v] for k, v in served.items()],
                  "restarts": faults.restarts, "faults": [vars(f) for f in done],
-                 "samples": sampler.samples, "load": sampler.load, "rule_for": rule_for,
+                 "samples": sampler.samples, "load": sampler.load, "events": watch.events,
+                 "rule_for": rule_for,
                  "grace": grace, "interval": interval, "timeout": timeout,
                  "windows_file": str(windows_file), "vm_url": vm_url, "lab": str(lab.root)}
     (out_dir / "recording.json").write_text(json.dumps(recording))
@@ -450,15 +482,17 @@ def rejudge(recording: Path) -> dict:
     webhook, which must still hold the run)."""
     r = json.loads(recording.read_text())
     served = {(job, inst): name for job, inst, name in r["served"]}
-    faults = [Fault(**{**f, "events": [tuple(e) for e in f["events"]]}) for f in r["faults"]]
+    faults = [Fault(**f) for f in r["faults"]]
     samples = {k: [tuple(x) for x in v] for k, v in r["samples"].items()}
+    events = [tuple(e) for e in r["events"]]
     return _judge(Lab(Path(r["lab"])), r["vm_url"], served, r["restarts"], faults, samples,
-                  r["load"], Path(r["windows_file"]), tuple(r["span"]), r["rule_for"],
+                  r["load"], events, Path(r["windows_file"]), tuple(r["span"]), r["rule_for"],
                   r["grace"], r["interval"], r["timeout"])
 
 
 def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]],
-           done: list[Fault], samples: dict, load: list, windows_file: Path,
+           done: list[Fault], samples: dict, load: list, events: list,
+           windows_file: Path,
            span: tuple[float, float], rule_for: dict[str, float], grace: float,
            interval: float, timeout: float) -> dict:
     from clusterscope.lab import monitoring
@@ -522,7 +556,7 @@ def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]]
     except (OSError, json.JSONDecodeError) as exc:
         windows = []
         failures.append(f"the loadgen wrote no windows ({exc})")
-    win = judge.judge_windows(windows, done)
+    win = judge.judge_windows(windows, done, events)
     if not win["ok"]:
         failures.append("loadgen windows judged wrong (see windows)")
     errors = [f"{f.kind}: {f.error}" for f in done if f.error]

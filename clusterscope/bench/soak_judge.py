@@ -32,7 +32,6 @@ class Fault:
     hold: float = 0.0  # seconds the fault was held before recovery began
     restarted: list[str] = field(default_factory=list)  # processes killed and started
     jobs: list[str] = field(default_factory=list)  # scrape jobs it may cut ("*": all)
-    events: list[tuple[float, float]] = field(default_factory=list)  # cluster changes
     error: str | None = None
 
 
@@ -291,11 +290,12 @@ def _still_expected(entry: dict, faults: list[Fault], rule_for: dict[str, float]
 
 
 # -- loadgen windows --------------------------------------------------------------------------
-def judge_windows(windows: list[dict], faults: list[Fault]) -> dict:
-    """A window that spans a cluster event (a node leaving, a rejoin with its state
-    transfer) must be invalid; one wholly within a degraded stretch may be either; every
+def judge_windows(windows: list[dict], faults: list[Fault],
+                  events: list[tuple[float, float]]) -> dict:
+    """A window that spans a cluster event seen on the loadgen's nodes (`events`: a
+    membership change, a node not Synced or not answering) must be invalid; one within a
+    Galera fault but clear of its events (a steady, smaller cluster) may be either; every
     other window must be valid."""
-    events = [e for f in faults for e in f.events]
     out = {"windows": 0, "invalidated_as_expected": 0, "degraded_either": 0,
            "valid_as_expected": 0, "valid_but_spanned_an_event": [],
            "invalid_outside_faults": []}
