@@ -77,6 +77,20 @@ def test_alerts_expected_fired_unexpected() -> None:
     assert out["expected"][0]["ok"] is False
 
 
+def test_an_alert_from_before_the_run_that_fires_again_is_carried_over() -> None:
+    """A lab brought up a minute ago: GaleraNodeRestarted fires for node1 (uptime < 300 s).
+    A killed exporter cuts its series, it resolves and fires again: not the run's doing."""
+    f = Fault("kill-mysqld-exporter", "mysqld-exporter", start=50, end=57, hold=6)
+    again = _fired("GaleraNodeRestarted", 73, None, node="node1", alertgroup="galera")
+    before = [{"alertname": "GaleraNodeRestarted", "state": "firing",
+               "labels": {"alertname": "GaleraNodeRestarted", "node": "node1"}}]
+    out = judge.judge_alerts([again], [f], {"GaleraExporterDown": 120}, 25, (0, 300), [],
+                             before)
+    assert out["unexpected"] == [] and out["carried_over"][0]["at"] == 73
+    out = judge.judge_alerts([again], [f], {"GaleraExporterDown": 120}, 25, (0, 300), [])
+    assert [u["alert"] for u in out["unexpected"]] == ["GaleraNodeRestarted"]
+
+
 def test_an_alert_that_never_resolves_fails_unless_its_rule_still_holds_it() -> None:
     f = Fault("galera-ist", "node3", start=100, end=150, hold=40)
     rule_for = {"GaleraNodeRestarted": 0, "GaleraNodeNotReady": 60,
@@ -91,12 +105,13 @@ def test_an_alert_that_never_resolves_fails_unless_its_rule_still_holds_it() -> 
 def test_windows_spanning_a_cluster_event_must_be_invalid() -> None:
     f = Fault("galera-ist", "node3", start=100, end=200)
     # as the loadgen's nodes saw it: node3 evicted (membership), node3 back (membership)
-    events = [(103, 104), (182, 183)]
+    events = [(103, 104, "node1 membership 3 -> 4"), (182, 183, "node1 membership 4 -> 5"),
+              (194.5, 196.5, "node2 Donor/Desynced")]
     windows = [{"start": 80, "end": 90, "valid": True},
                {"start": 95, "end": 105, "valid": False, "reasons": ["membership"]},
                {"start": 120, "end": 130, "valid": True},  # degraded, steady
                {"start": 175, "end": 185, "valid": True},  # spans the rejoin: wrong
-               {"start": 186, "end": 196, "valid": True},  # IST after the join: clear
+               {"start": 186, "end": 196, "valid": True},  # touches an event: either
                {"start": 300, "end": 310, "valid": False, "reasons": ["?"]}]
     out = judge.judge_windows(windows, [f], events)
     assert out["invalidated_as_expected"] == 1 and out["degraded_either"] == 2

@@ -130,7 +130,7 @@ class GaleraWatch(threading.Thread):
     def __init__(self, lab: Lab, nodes: tuple[int, ...] = LOADGEN_NODES) -> None:
         super().__init__(daemon=True)
         self.lab, self.nodes = lab, nodes
-        self.events: list[tuple[float, float]] = []
+        self.events: list[tuple[float, float, str]] = []
         self.stop_event = threading.Event()
 
     def run(self) -> None:
@@ -142,12 +142,15 @@ class GaleraWatch(threading.Thread):
                 try:
                     v = gn.status_vars(self.lab, n)
                     conf = v.get("wsrep_cluster_conf_id")
-                    synced = v.get("wsrep_local_state_comment") == "Synced"
-                except Exception:  # noqa: BLE001 - a node that does not answer is an event
-                    conf, synced = None, False
+                    state = v.get("wsrep_local_state_comment")
+                except Exception as exc:  # noqa: BLE001 - a node that does not answer is one
+                    conf, state = None, f"no answer ({type(exc).__name__})"
                 before = last.get(n)
-                if before is not None and (before[1] != conf or not synced):
-                    self.events.append((before[0], now))
+                if before is not None and before[1] != conf:
+                    self.events.append((before[0], now, f"node{n} membership {before[1]} ->"
+                                                        f" {conf}"))
+                elif before is not None and state != "Synced":
+                    self.events.append((before[0], now, f"node{n} {state}"))
                 last[n] = (now, conf)
 
 
@@ -437,6 +440,9 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     faults = Faults(lab, vm_url, jobs_of)
     faults.restarts["loadgen"] = [loadgen_started]
     t0 = time.time()
+    # what fired before the run (a lab up minutes ago: GaleraNodeRestarted) may fire again
+    # when a fault cuts its series; it is reported as carried over, not as a wrong alert
+    before = monitoring.firing_now(lab)
     deadline = t0 + minutes * 60
     done: list[Fault] = []
     cycle = 0
@@ -464,6 +470,7 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     recording = {"span": [t0, t1], "served": [[*k, v] for k, v in served.items()],
                  "restarts": faults.restarts, "faults": [vars(f) for f in done],
                  "samples": sampler.samples, "load": sampler.load, "events": watch.events,
+                 "active_before": before,
                  "rule_for": rule_for,
                  "grace": grace, "interval": interval, "timeout": timeout,
                  "windows_file": str(windows_file), "vm_url": vm_url, "lab": str(lab.root)}
@@ -487,14 +494,14 @@ def rejudge(recording: Path) -> dict:
     events = [tuple(e) for e in r["events"]]
     return _judge(Lab(Path(r["lab"])), r["vm_url"], served, r["restarts"], faults, samples,
                   r["load"], events, Path(r["windows_file"]), tuple(r["span"]), r["rule_for"],
-                  r["grace"], r["interval"], r["timeout"])
+                  r["grace"], r["interval"], r["timeout"], r.get("active_before", []))
 
 
 def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]],
            done: list[Fault], samples: dict, load: list, events: list,
            windows_file: Path,
            span: tuple[float, float], rule_for: dict[str, float], grace: float,
-           interval: float, timeout: float) -> dict:
+           interval: float, timeout: float, active_before: list[dict]) -> dict:
     from clusterscope.lab import monitoring
     t0, t1 = span
     failures: list[str] = []
@@ -541,7 +548,7 @@ def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]]
     # alerts
     instances = judge.alert_instances(monitoring.received(lab))
     alerts = judge.judge_alerts(instances, done, rule_for, grace, (t0, t1),
-                                monitoring.firing_now(lab))
+                                monitoring.firing_now(lab), active_before)
     missed = [r for r in alerts["expected"] if not r["ok"]]
     if missed:
         failures.append(f"{len(missed)} expected alert(s) missed or never resolved")
@@ -580,6 +587,9 @@ def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]]
             for r in alerts["expected"]},
         "alerts_fired": len(alerts["fired"]),
         "alerts_unexpected": alerts["unexpected"],
+        "alerts_ambient": alerts["ambient"],
+        "alerts_carried_over": alerts["carried_over"],
+        "galera_events": [[round(a - t0, 1), round(b - t0, 1), why] for a, b, why in events],
         "alerts_unresolved": alerts["explained_but_unresolved"],
         "alerts_active_at_end": [f"{a['alertname']} {a['state']}"
                                  for a in alerts["active_at_end"]],

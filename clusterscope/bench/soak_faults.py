@@ -85,10 +85,19 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 
 # Always firing by design (the heartbeat), never judged.
 ALWAYS = ("ClusterscopeWatchdog",)
+# What the soak's own load makes true of the lab, whatever the faults: listed apart from
+# the faults' alerts (reported as `ambient`), never counted as wrong.
+AMBIENT = {
+    # the loadgen writes without pause: the lab's 128 MiB gcache holds less than 30 min
+    # of its write-sets (`for: 1h`, so only in a run an hour long)
+    "GaleraGcacheTooSmall": "the loadgen's write rate fills the lab's 128 MiB gcache in"
+                            " less than 30 minutes",
+}
 
 
 def names() -> set[str]:
-    return {a.name for k in KINDS.values() for a in (*k.expect, *k.allow)} | set(ALWAYS)
+    return ({a.name for k in KINDS.values() for a in (*k.expect, *k.allow)} | set(ALWAYS)
+            | set(AMBIENT))
 
 
 def check_names(known: set[str]) -> list[str]:

@@ -208,10 +208,14 @@ def _matches(inst_labels: dict[str, str], want: dict[str, str]) -> bool:
 
 
 def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str, float],
-                 grace: float, span: tuple[float, float], active_at_end: list[dict]
-                 ) -> dict:
+                 grace: float, span: tuple[float, float], active_at_end: list[dict],
+                 active_before: list[dict] | None = None) -> dict:
     """Expected vs fired. `rule_for`: alert name -> its `for:` seconds (from vmalert);
-    `grace`: detection slack (a scrape, two evaluations and the webhook's path)."""
+    `grace`: detection slack (a scrape, two evaluations and the webhook's path);
+    `active_before`: vmalert's alerts when the run began (one that fires again after a
+    fault cut its series is carried over, not caused by the run)."""
+    before = [(a.get("alertname"), {k: v for k, v in (a.get("labels") or {}).items()
+                                    if k != "alertname"}) for a in active_before or []]
     start, end = span
     kinds = soak_faults.KINDS
     ran = [f for f in faults if f.error is None]
@@ -241,9 +245,17 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
             else:
                 row["ok"] = not need
             expected_rows.append(row)
-    unexpected, judged = [], []
+    unexpected, judged, ambient, carried = [], [], [], []
     for i in instances:
         if i.name in soak_faults.ALWAYS or not (start <= i.fired <= end + grace):
+            continue
+        if any(name == i.name and _matches(i.labels, labels) for name, labels in before):
+            carried.append({"alert": i.name, "labels": i.labels, "at": round(i.fired - start),
+                            "resolved": i.resolved is not None})
+            continue
+        if i.name in soak_faults.AMBIENT:
+            ambient.append({"alert": i.name, "labels": i.labels, "at": round(i.fired - start),
+                            "why": soak_faults.AMBIENT[i.name]})
             continue
         why = None
         for f in ran:
@@ -266,6 +278,7 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
     never_resolved = [e for e in judged if e["explained_by"] and not e["resolved"]
                       and not _still_expected(e, faults, rule_for, grace, end)]
     return {"expected": expected_rows, "fired": judged, "unexpected": unexpected,
+            "ambient": ambient, "carried_over": carried,
             "explained_but_unresolved": never_resolved,
             "active_at_end": [a for a in active_at_end
                               if a.get("alertname") not in soak_faults.ALWAYS]}
@@ -290,12 +303,14 @@ def _still_expected(entry: dict, faults: list[Fault], rule_for: dict[str, float]
 
 
 # -- loadgen windows --------------------------------------------------------------------------
-def judge_windows(windows: list[dict], faults: list[Fault],
-                  events: list[tuple[float, float]]) -> dict:
-    """A window that spans a cluster event seen on the loadgen's nodes (`events`: a
-    membership change, a node not Synced or not answering) must be invalid; one within a
-    Galera fault but clear of its events (a steady, smaller cluster) may be either; every
-    other window must be valid."""
+def judge_windows(windows: list[dict], faults: list[Fault], events: list[tuple],
+                  edge: float = 1.0) -> dict:
+    """A window that holds a cluster event seen on the loadgen's nodes (`events`: (from,
+    to, what): a membership change, a node not Synced or not answering, somewhere between
+    two looks a second apart) wholly inside it, `edge` seconds clear of its ends, must be
+    invalid. One that only touches an event (the loadgen's snapshots at its ends take time,
+    so which side of them the change fell is not known), or lies within a Galera fault
+    (a steady, smaller cluster), may be either; every other window must be valid."""
     out = {"windows": 0, "invalidated_as_expected": 0, "degraded_either": 0,
            "valid_as_expected": 0, "valid_but_spanned_an_event": [],
            "invalid_outside_faults": []}
@@ -306,8 +321,9 @@ def judge_windows(windows: list[dict], faults: list[Fault],
             continue
         out["windows"] += 1
         a, b = w["start"], w["end"]
-        hit_event = any(a <= e1 and b >= e0 for e0, e1 in events)
-        in_fault = any(a <= s1 and b >= s0 for s0, s1 in spans)
+        hit_event = any(a + edge <= e[0] and e[1] <= b - edge for e in events)
+        in_fault = (any(a <= s1 and b >= s0 for s0, s1 in spans)
+                    or any(a <= e[1] and b >= e[0] for e in events))
         if hit_event:
             if w["valid"]:
                 out["valid_but_spanned_an_event"].append(_brief(w))
