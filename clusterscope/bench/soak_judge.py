@@ -249,10 +249,6 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
     for i in instances:
         if i.name in soak_faults.ALWAYS or not (start <= i.fired <= end + grace):
             continue
-        if any(name == i.name and _matches(i.labels, labels) for name, labels in before):
-            carried.append({"alert": i.name, "labels": i.labels, "at": round(i.fired - start),
-                            "resolved": i.resolved is not None})
-            continue
         if i.name in soak_faults.AMBIENT:
             ambient.append({"alert": i.name, "labels": i.labels, "at": round(i.fired - start),
                             "why": soak_faults.AMBIENT[i.name]})
@@ -270,6 +266,10 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
                 break
         entry = {"alert": i.name, "labels": i.labels, "at": round(i.fired - start),
                  "resolved": i.resolved is not None, "explained_by": why}
+        if why is None and any(name == i.name and _matches(i.labels, labels)
+                               for name, labels in before):
+            carried.append({k: v for k, v in entry.items() if k != "explained_by"})
+            continue
         judged.append(entry)
         if why is None:
             unexpected.append(entry)
