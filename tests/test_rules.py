@@ -286,15 +286,19 @@ def test_ndb_node_lcp_redo_cpu_transporter_exporter_alerts(tmp_path) -> None:
 
 
 def test_data_node_down_is_the_dead_node_not_the_restarting_one(tmp_path) -> None:
-    """Review scenario B: node 3's process is dead (its nodes rows are gone), node 4 is
-    STARTING in a normal restart: only node 3 is down."""
+    """Review scenario B: node 3's process is dead (its nodes rows are gone), node 4 is in
+    a normal restart, copying the dictionary (state 10). Before start phase 9 a restarting
+    node has no nodes row either (review oncall-2 N1: the SQL node reads ndbinfo only from
+    the data nodes it is connected to, and a starting node lets API nodes connect in phase
+    9), so node 4 is "configured, not running" just like node 3: restart_info tells them
+    apart. Only node 3 is down."""
     n = 10 * 60 // STEP
     n3, n4 = {**NDB, "node_id": "3"}, {**NDB, "node_id": "4"}
     series = [const("ndb_node_status", {**n3, "status": "STARTED"}, [1] * 12 + [None] * (n - 12)),
               const("ndb_data_node_running", n3, [1] * 12 + [0] * (n - 12)),
-              const("ndb_node_status", {**n4, "status": "STARTED"}, [1] * 12 + [0] * (n - 12)),
-              const("ndb_node_status", {**n4, "status": "STARTING"}, [0] * 12 + [1] * (n - 12)),
-              const("ndb_data_node_running", n4, [1] * n),
+              const("ndb_restart_status", n3, [19] * 12 + [3] * (n - 12)),
+              const("ndb_node_status", {**n4, "status": "STARTED"}, [1] * 12 + [None] * (n - 12)),
+              const("ndb_data_node_running", n4, [1] * 12 + [0] * (n - 12)),
               const("ndb_restart_status", n4, [19] * 12 + [10] * (n - 12))]
     promtool_test(tmp_path, series, [
         firing("NdbDataNodeDown", (n - 1) * STEP, [{"cluster": "lab-ndb", "node_id": "3",

@@ -268,7 +268,10 @@ def _nodes(c: dict) -> Group:
     lcp_stalled = " or ".join(f"({lcp_flat(w)}{lcp_window_fits(w)})" for w in lcp_windows
                               if seconds(w) >= seconds(lcp_after))
     g.alerts += [
-        Alert("NdbDataNodeDown", down,
+        # with its node group when known (inhibited by that group's last-replica page)
+        Alert("NdbDataNodeDown",
+              f"({down}) * on (cluster, node_id) group_left (node_group) {group_rec}"
+              f" or on (cluster, node_id) ({down})",
               "warning", "NDB data node {{ $labels.node_id }} is down",
               "Data node {{ $labels.node_id }} in cluster {{ $labels.cluster }} is configured"
               " (ndbinfo.config_nodes) but has not been running (no row in ndbinfo.nodes) for"
