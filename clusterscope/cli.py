@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from clusterscope import bench, demo, gotools, lint
+from clusterscope import bench, demo, gotools, lint, maintenance
 from clusterscope.analysis import cli as analysis_cli
 from clusterscope.dashboards import cli as dashboards_cli
 from clusterscope.deploy import compose
@@ -16,7 +16,7 @@ from clusterscope.rules import generate as rules_cli
 
 # Each provides `add_arguments(subparsers)`; the order is the order of `--help`.
 COMMANDS = [lab_cli, gotools, lab_loadgen, analysis_cli, logs_cli, dashboards_cli, rules_cli,
-            compose, demo, bench, lint]
+            maintenance, compose, demo, bench, lint]
 
 
 def build_parser() -> argparse.ArgumentParser:

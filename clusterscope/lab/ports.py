@@ -34,6 +34,8 @@ OFFSETS: dict[str, int] = {
     "promtail": 47,
     # the description of what is monitored, as service discovery and metrics
     "inventory": 48,
+    # node_exporter (Debian's prometheus-node-exporter): the lab's one host
+    "node-exporter": 49,
     # A VictoriaMetrics the tests fill with known series (independent of the lab's)
     "scratch-vm": 98,
     # the exporter tests' own MariaDB (fixture tables) and exporter processes
