@@ -69,10 +69,10 @@ def test_n1_a_restarting_node_without_a_nodes_row_is_not_down(tmp_path) -> None:
         # membership has a row for a running (visible) node only
         series.append(const("ndb_node_group", node(i), [grp if r else None for r in running]))
     checks = []
-    for minute in (3, 6, 9, 14, 18, 24):
+    for minute in (3, 7, 9, 14, 18, 24):
         # with its node group (membership, remembered while the node is down)
         checks.append(firing("NdbDataNodeDown", minute * 60,
-                             [{**C, "node_id": "3", "node_group": "1"}] if minute > 5 else None))
+                             [{**C, "node_id": "3", "node_group": "1"}] if minute > 6 else None))
     # node 3's group has one node left: critical; node 2's restart is no such page
     checks.append(firing("NdbNodeGroupLastReplica", 14 * 60,
                          [{"cluster": "lab-ndb", "node_group": "1"}]))
