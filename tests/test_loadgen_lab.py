@@ -270,6 +270,31 @@ def test_lab_start_and_stop(galera_lab) -> None:
     assert _scrape(svc["port"]) is None
 
 
+def test_lab_stop_lets_the_running_window_finish(galera_lab, tmp_path: Path) -> None:
+    """`clusterscope loadgen stop` signals the loadgen alone: sysbench finishes the window
+    in progress and its rows are booked. It used to stop the whole process group, sysbench
+    too: the last window invalid ("sysbench exited -15"), found by the soak (issue 28)."""
+    out = tmp_path / "windows.json"
+    galera_lab.cli("loadgen", "start", "--experiment", "fk", "--variants", "fk2",
+                   "--window", "4", "--warmup", "0", "--json-out", str(out))
+    try:
+        port = galera_lab.service("loadgen-fk")["port"]
+        deadline = time.monotonic() + 90
+        done = 0.0
+        while time.monotonic() < deadline and done < 1:
+            samples = _scrape(port) or Samples()
+            done = sum(v for _, v in series(samples, "loadgen_windows_total"))
+            time.sleep(0.3)
+        assert done >= 1
+        time.sleep(1.5)  # inside the next window
+    finally:
+        galera_lab.cli("loadgen", "stop", "--experiment", "fk")
+    result = json.loads(out.read_text())
+    last = result["windows"][-1]
+    assert last["valid"], last["reasons"]
+    assert result["verification"] and all(v["ok"] is True for v in result["verification"])
+
+
 def test_cycle_runs_each_configured_experiment(galera_lab) -> None:
     n1, _ = _targets(galera_lab)
     proc = galera_lab.cli("loadgen", "cycle", "--experiments", "read_backup,fk", "--target", n1,

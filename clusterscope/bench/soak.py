@@ -59,8 +59,8 @@ NDB_TIME_SCALE = 30.0  # a 7.6 restart in ~15 wall seconds
 SAMPLE_EVERY = 5.0
 # processes whose growth is reported; ours are the products users run always-on
 OURS = ("ndb-exporter", "galera-tracker", "inventory", "loadgen")
-STACK = ("mysqld-exporter", "otelcol", "victoria-metrics", "vmalert", "vmalert-logs",
-         "alertmanager", "victoria-logs", "webhook", "ndb-model")
+STACK = ("mysqld-exporter", "node-exporter", "otelcol", "victoria-metrics", "vmalert",
+         "vmalert-logs", "alertmanager", "victoria-logs", "webhook", "ndb-model")
 COUNTER_MATCH = ('{__name__=~"(galera_|ndb_exporter_|ndb_restarts_completed|loadgen_|'
                  'clusterscope_|process_cpu_seconds).*_total"}')
 CYCLE = ("galera-ist", "kill-tracker", "ndb-restart", "log-rotate", "kill-mysqld-exporter",

@@ -249,9 +249,10 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
     for i in instances:
         if i.name in soak_faults.ALWAYS or not (start <= i.fired <= end + grace):
             continue
-        if i.name in soak_faults.AMBIENT:
+        if i.name in soak_faults.AMBIENT and _matches(i.labels, soak_faults.AMBIENT[i.name][0]):
             ambient.append({"alert": i.name, "labels": i.labels, "at": round(i.fired - start),
-                            "why": soak_faults.AMBIENT[i.name]})
+                            "resolved": i.resolved is not None,
+                            "why": soak_faults.AMBIENT[i.name][1]})
             continue
         why = None
         for f in ran:
