@@ -237,6 +237,10 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
             row = {"fault": f"{f.kind} {f.target}", "at": round(f.start - start),
                    "alert": a.name, "labels": want, "for_s": rule_for.get(a.name, 0.0),
                    "held_s": round(f.hold), "required": need, "fired": bool(hits)}
+            if a.lasts:
+                # an alert of what follows the fault (a restart's uptime): the instance that
+                # fired after the fault ended, not one its series' gap made fire again
+                hits.sort(key=lambda i: (i.fired < (f.end or f.start) - grace, i.fired))
             if hits:
                 row["fired_after_s"] = round(hits[0].fired - f.start, 1)
                 row["resolved"] = all(i.resolved is not None for i in hits)
