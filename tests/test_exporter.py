@@ -291,12 +291,17 @@ def test_every_metric_equals_its_row(scratch: Scratch, cur, tmp_path: Path) -> N
         link = {"node_id": node, "remote_node_id": remote}
         assert val(ss, "ndb_transporter_sent_bytes_total", **link) == sent
         assert val(ss, "ndb_transporter_received_bytes_total", **link) == recv
-        assert val(ss, "ndb_transporter_status", status=st, **link) == 1
+        # one series per link, valued with the kernel's connection_status (the view's decode)
+        code = {text: k for k, text in schema.TRANSPORTER_STATUS}[st]
+        assert val(ss, "ndb_transporter_status_code", **link) == code
         assert val(ss, "ndb_transporter_connects_total", **link) == conn
         assert val(ss, "ndb_transporter_overloads_total", **link) == ovl
         assert val(ss, "ndb_transporter_slowdowns_total", **link) == slow
-    # status is never a label of the byte counters (a reconnect must not churn series)
+    # status is never a label (a reconnect must not churn series), and no state-set of zeros
     assert all("status" not in lbl for lbl in names(ss, "ndb_transporter_sent_bytes_total"))
+    assert all("status" not in lbl for lbl in names(ss, "ndb_transporter_status_code"))
+    assert len(names(ss, "ndb_transporter_status_code")) == len(
+        names(ss, "ndb_transporter_sent_bytes_total"))
     cur.execute("SELECT node_id, memory_type, used, total FROM ndbinfo.memoryusage")
     for node, mtype, used, total in cur.fetchall():
         assert val(ss, "ndb_memory_used_bytes", node_id=node, memory_type=mtype) == used
@@ -476,8 +481,7 @@ def test_null_columns_omit_samples(scratch: Scratch, cur, tmp_path: Path) -> Non
     assert val(ss, "ndb_thread_cpu_percent", mode="os_system", **lbl) == 13
     assert val(ss, "ndb_transporter_sent_bytes_total", node_id=2, remote_node_id=1) is None
     assert val(ss, "ndb_transporter_received_bytes_total", node_id=2, remote_node_id=1) > 0
-    assert not [x for x in names(ss, "ndb_transporter_status")
-                if x["node_id"] == "2" and x["remote_node_id"] == "1"]
+    assert val(ss, "ndb_transporter_status_code", node_id=2, remote_node_id=1) is None
     assert val(ss, "ndb_node_uptime_seconds", node_id=2) is None
     assert val(ss, "ndb_node_uptime_seconds", node_id=1) == 3600
     assert val(ss, "ndb_lcp_running") is None and val(ss, "ndb_lcp_progress_ratio") is None
@@ -759,11 +763,10 @@ def test_real_view_definitions_per_version(scratch: Scratch, cur, tmp_path: Path
     assert val(ss, "ndb_node_start_phase", node_id=2) == 4
     assert val(ss, "ndb_thread_cpu_percent", node_id=1, thr_no=1, thread_name="ldm",
                mode="os_user") == 61
-    assert val(ss, "ndb_transporter_status", node_id=1, remote_node_id=2,
-               status="CONNECTING") == 1
+    assert val(ss, "ndb_transporter_status_code", node_id=1, remote_node_id=2) == 1  # CONNECTING
     assert val(ss, "ndb_transporter_sent_bytes_total", node_id=1, remote_node_id=2) == 4242
     assert val(ss, "ndb_memory_used_bytes", node_id=1, memory_type="Data memory") == 327680
-    assert not [x for x in names(ss, "ndb_transporter_status")
+    assert not [x for x in names(ss, "ndb_transporter_status_code")
                 if x["node_id"] == x["remote_node_id"]]
     has_details = any(v.name == "transporter_details" for v in schema.views_for(profile))
     assert val(ss, "ndb_exporter_collector_supported",

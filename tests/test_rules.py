@@ -400,10 +400,9 @@ def test_memory_undo_links_versions_and_a_slow_exporter(tmp_path) -> None:
         const("ndb_log_space_used_bytes", {**n3, **undo}, [90] * n),
         const("ndb_log_space_total_bytes", {**n3, **undo}, [100] * n),
         # 2 -> 3 down although both run; 2 -> 4 down because 4 is down (NdbDataNodeDown's)
-        const("ndb_transporter_status", {**n2, "remote_node_id": "3", "status": "CONNECTED"},
-              [0] * n),
-        const("ndb_transporter_status", {**n2, "remote_node_id": "4", "status": "CONNECTED"},
-              [0] * n),
+        # one series per link: the connection_status code (1 CONNECTING, 2 DISCONNECTED)
+        const("ndb_transporter_status_code", {**n2, "remote_node_id": "3"}, [2] * n),
+        const("ndb_transporter_status_code", {**n2, "remote_node_id": "4"}, [1] * n),
         const("ndb_data_node_running", n2, [1] * n),
         const("ndb_data_node_running", n3, [1] * n),
         const("ndb_data_node_running", n4, [0] * n),

@@ -268,7 +268,8 @@ def _nodes(c: dict) -> Group:
               f" overloaded more than {n['transporter_overloads_max']} times in 10 minutes.",
               "ndb_overview", n["transporter_overloaded_for"]),
         Alert("NdbTransporterDisconnected",
-              f"max without (instance, job, status) (ndb_transporter_status{{{s},status=\"CONNECTED\"}}) == 0"
+              # ndb_transporter_status_code: 0 CONNECTED (transporters' connection_status)
+              f"max {WITHOUT} (ndb_transporter_status_code{{{s}}}) != 0"
               f" and on (cluster, remote_node_id) {running_peer}",
               "warning", "NDB link {{ $labels.node_id }} -> {{ $labels.remote_node_id }} not"
               " connected", "Data node {{ $labels.node_id }} has no connection to data node"
