@@ -170,6 +170,55 @@ class Family:
         return m
 
 
+class Histogram(Family):
+    """A Prometheus histogram from a view's per-range counts: cumulative `_bucket`s by
+    upper bound, the last range as `+Inf` (the kernel counts everything above the last
+    bound in it), and `_count`. No `_sum`: the views give counts per range only."""
+
+    def __init__(self, name: str, doc: str, labels: Sequence[str] = ()) -> None:
+        super().__init__(name, doc, labels)
+        # rendered labels -> [(le text, cumulative count)], the last le "+Inf"
+        self.buckets: dict[str, list[tuple[str, float]]] = {}
+
+    def add_ranges(self, rendered: str, ranges: Sequence[tuple[float, object]],
+                   per_unit: float = 1.0) -> None:
+        """`ranges`: (upper bound, count in that range); NULL counts read as 0, a set with
+        no count at all is omitted. Bounds are divided by `per_unit` (1e6: microseconds to
+        seconds; a division, so 50 gives le="5e-05", not 4.9999999999999996e-05)."""
+        ranges = sorted(ranges, key=lambda r: r[0])
+        if not ranges or all(num(c) is None for _, c in ranges):
+            return
+        total, out = 0.0, []
+        for i, (bound, count) in enumerate(ranges):
+            total += num(count) or 0.0
+            le = "+Inf" if i == len(ranges) - 1 else repr(bound / per_unit)
+            out.append((le, total))
+        self.buckets[rendered] = out
+
+    @property
+    def samples(self) -> list[Sample]:
+        out = []
+        for b, buckets in self.buckets.items():
+            labels = {k: _unescape(v) for k, v in _LABEL_RE.findall(b)}
+            out += [Sample(self.name + "_bucket", {**labels, "le": le}, v)
+                    for le, v in buckets]
+            out.append(Sample(self.name + "_count", labels, buckets[-1][1]))
+        return out
+
+    def encode(self) -> bytes:
+        if self._encoded is not None:
+            return self._encoded
+        n = self.name
+        doc = self.doc.replace("\\", "\\\\").replace("\n", "\\n")
+        lines = [f"# HELP {n} {doc}\n# TYPE {n} histogram\n"]
+        for b, buckets in self.buckets.items():
+            sep = "," if b else ""
+            lines += [f'{n}_bucket{{{b}{sep}le="{le}"}} {v}\n' for le, v in buckets]
+            lines.append(f"{n}_count{{{b}}} {buckets[-1][1]}\n")
+        self._encoded = "".join(lines).encode()
+        return self._encoded
+
+
 class Families:
     """The families one collector fills during a scrape."""
 
@@ -181,6 +230,13 @@ class Families:
 
     def counter(self, name: str, doc: str, labels: Sequence[str] = ()) -> Family:
         return self._get(name, doc, labels, True)
+
+    def histogram(self, name: str, doc: str, labels: Sequence[str] = ()) -> Histogram:
+        f = self._by_name.get(name)
+        if f is None:
+            f = self._by_name[name] = Histogram(name, doc, labels)
+        assert isinstance(f, Histogram)
+        return f
 
     def _get(self, name: str, doc: str, labels: Sequence[str], counter: bool) -> Family:
         f = self._by_name.get(name)
