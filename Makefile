@@ -33,9 +33,10 @@ $(VENV)/.installed: pyproject.toml exporters/pyproject.toml loadgen/pyproject.to
 
 venv: $(VENV)/.installed
 
-# VictoriaMetrics, vmagent, vmalert, Alertmanager, amtool, mysqld_exporter and docker compose
-# are built from the Go module proxy at the versions compose pins and cached in
-# ~/.cache/clusterscope/bin (the first build takes minutes; later runs reuse it).
+# VictoriaMetrics, vmagent, vmalert, Alertmanager, amtool, mysqld_exporter, VictoriaLogs, the
+# OpenTelemetry Collector (compose/otelcol/) and docker compose are built from the Go module proxy at
+# the versions compose pins and cached in ~/.cache/clusterscope/bin (the first build takes
+# minutes; later runs reuse it).
 tools: venv
 	$(CS) tools build
 

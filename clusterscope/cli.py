@@ -5,14 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from clusterscope import bench, demo, gotools, lint
-from clusterscope.analysis import cli as analysis_cli
-from clusterscope.dashboards import cli as dashboards_cli
-from clusterscope.deploy import compose
-from clusterscope.lab import cli as lab_cli
-from clusterscope.lab import loadgen as lab_loadgen
-from clusterscope.logs import cli as logs_cli
-from clusterscope.rules import generate as rules_cli
+from clusterscope.rules.config import RulesConfigError
+
+try:
+    from clusterscope import bench, demo, gotools, lint
+    from clusterscope.analysis import cli as analysis_cli
+    from clusterscope.dashboards import cli as dashboards_cli
+    from clusterscope.deploy import compose
+    from clusterscope.lab import cli as lab_cli
+    from clusterscope.lab import loadgen as lab_loadgen
+    from clusterscope.logs import cli as logs_cli
+    from clusterscope.rules import generate as rules_cli
+except RulesConfigError as exc:  # the dashboards read rules/config.yaml when imported
+    raise SystemExit(f"clusterscope: {exc}") from None
 
 # Each provides `add_arguments(subparsers)`; the order is the order of `--help`.
 COMMANDS = [lab_cli, gotools, lab_loadgen, analysis_cli, logs_cli, dashboards_cli, rules_cli,
@@ -31,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except RulesConfigError as exc:
+        print(f"clusterscope: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -127,7 +127,7 @@ class Demo:
         restarts_75 = 3  # 7.5 totals spread widely: fewer than 3 give no usable interval
 
         self.step("Bringing the lab up: Galera (real), NDB simulator, exporters, monitoring,"
-                  " Loki")
+                  " VictoriaLogs")
         print(self.cs("lab", "up", timeout=1800).strip())
         self.cs("lab", "ndb", "fault", "clear")  # a reused lab may carry injected faults
         scenario_start = time.time()
@@ -293,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
     (demo.lab_dir / "demo-result.json").write_text(json.dumps(result, indent=1, default=str))
     print(f"\nDone in {time.monotonic() - demo.t_start:.0f}s.\n"
           f"  Report:      {report}  (open it in a browser; works offline)\n"
-          f"  Lab status:  clusterscope lab status   (VictoriaMetrics, Alertmanager, Loki ...)\n"
+          f"  Lab status:  clusterscope lab status   (VictoriaMetrics, VictoriaLogs ...)\n"
           f"  Stop it:     .venv/bin/clusterscope lab down   (add --wipe to delete {demo.lab_dir})")
     if args.down:
         demo.cs("lab", "down", check=False, timeout=600)

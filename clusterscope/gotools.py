@@ -1,17 +1,20 @@
 """Go-built tools the lab and the tests need, built from the Go module proxy and cached.
 
 The lab runs the versions compose/ pins (VictoriaMetrics, vmagent, vmalert, Alertmanager,
-Loki), so the configs, rules and dashboards are proven on what users deploy. Loki and docker
-compose cannot be `go install`ed (replace/exclude directives), so every module's source is
-downloaded, copied somewhere writable and built there.
+VictoriaLogs, the OpenTelemetry Collector), so the configs, rules and dashboards are proven
+on what users deploy. docker compose cannot be `go install`ed (replace/exclude directives),
+so every module's source is downloaded, copied somewhere writable and built there. The
+collector is this repository's own distribution (compose/otelcol/: a main package listing the
+components the log shipper uses, every module pinned in its go.mod/go.sum), built from that
+directory; compose builds compose/otelcol/Dockerfile from the same files.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -29,20 +32,40 @@ class GoTool:
     module: str
     version: str
     package: str  # the main package inside the module
-    needs_loki_push: bool = False
     # -X flags, {version} filled in: the version string the binary reports (as the
     # upstream release build sets it)
     ldflags: str = ""
+    # built from this repository's directory (its go.mod pins every module) rather than
+    # from a downloaded module; the cached binary's name carries a digest of the sources
+    source_dir: Path | None = None
 
     @property
     def path(self) -> Path:
+        if self.source_dir is not None:
+            return BIN_DIR / f"{self.name}-{self.version}-{source_digest(self.source_dir)}"
         return BIN_DIR / f"{self.name}-{self.version}"
 
 
-LOKI_VERSION = "v3.5.7"
+def source_digest(directory: Path) -> str:
+    """What a build from `directory` depends on: go.mod, go.sum and the Go files."""
+    h = hashlib.sha256()
+    for p in sorted([directory / "go.mod", directory / "go.sum",
+                     *directory.glob("*.go")]):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+REPO_DIR = Path(__file__).resolve().parents[1]
 VM_MODULE = "github.com/VictoriaMetrics/VictoriaMetrics"
 VM_VERSION = "v1.151.0"
 ALERTMANAGER_VERSION = "v0.28.1"
+# The log store (Apache-2.0). Its main package is app/victoria-logs and, like
+# VictoriaMetrics, it reports -X lib/buildinfo.Version (VictoriaMetrics/VictoriaLogs v1.52.1
+# Makefile: GO_BUILDINFO = -X '.../VictoriaMetrics/lib/buildinfo.Version=$(APP_NAME)-...').
+VLOGS_MODULE = "github.com/VictoriaMetrics/VictoriaLogs"
+VLOGS_VERSION = "v1.52.1"
+# The OpenTelemetry Collector release every module of compose/otelcol/go.mod belongs to
+OTELCOL_VERSION = "v0.165.0"
 # compose pins prom/mysqld-exporter at the same release. v0.17.2 is not served by the Go
 # module proxy here; v0.19.0 is, and its /probe?target=&auth_module= (probe.go) and option
 # file handling (config/config.go: one section per auth_module, `client.x` inheriting from
@@ -77,6 +100,12 @@ TOOLS: dict[str, GoTool] = {
         _vm_tool("victoria-metrics"),
         _vm_tool("vmagent"),
         _vm_tool("vmalert"),
+        GoTool("victoria-logs", VLOGS_MODULE, VLOGS_VERSION, "./app/victoria-logs",
+               ldflags=f"-X {VM_MODULE}/lib/buildinfo.Version=victoria-logs-{{version}}"
+                       "-tags-{version}-0-g0000000"),
+        # the log shipper: collector core v0.165.0 (modules v1.71.0), contrib v0.165.1
+        GoTool("otelcol", "", OTELCOL_VERSION, ".", source_dir=REPO_DIR / "compose" / "otelcol",
+               ldflags="-X main.Version={version_bare}"),
     )
 }
 
@@ -89,7 +118,8 @@ def go_binary() -> str:
     found = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists()
                                    else None)
     if not found:
-        raise ToolError("Go is not installed: the lab builds Loki and docker compose with it")
+        raise ToolError("Go is not installed: the lab builds VictoriaMetrics, VictoriaLogs,"
+                        " the OpenTelemetry Collector and docker compose with it")
     return found
 
 
@@ -107,21 +137,6 @@ def _module_dir(module: str, version: str) -> Path:
     return Path(info["Dir"])
 
 
-def _place_loki_push(src: Path) -> None:
-    """Put the pkg/push sub-module beside Loki: its go.mod replaces it with ./pkg/push."""
-    gomod = (src / "go.mod").read_text()
-    match = re.search(r"github\.com/grafana/loki/pkg/push\s+(v\S+)", gomod)
-    if not match:
-        return
-    push_dir = _module_dir("github.com/grafana/loki/pkg/push", match.group(1))
-    target = src / "pkg" / "push"
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(push_dir, target)
-    for p in target.rglob("*"):
-        p.chmod(0o755 if p.is_dir() else 0o644)
-
-
 def build(tool: GoTool) -> Path:
     if tool.path.exists():
         return tool.path
@@ -130,12 +145,11 @@ def build(tool: GoTool) -> Path:
           flush=True)
     with tempfile.TemporaryDirectory(prefix=f"build-{tool.name}-") as tmp:
         src = Path(tmp) / "src"
-        shutil.copytree(_module_dir(tool.module, tool.version), src)
-        for p in src.rglob("*"):  # the module cache is read-only
+        # a copy: the module cache is read-only, and a build never writes to the checkout
+        shutil.copytree(tool.source_dir or _module_dir(tool.module, tool.version), src)
+        for p in src.rglob("*"):
             if not p.is_symlink():
                 p.chmod(0o755 if p.is_dir() else 0o644)
-        if tool.needs_loki_push:
-            _place_loki_push(src)
         # one partial file per builder: two processes (make tools and a test session)
         # may build the same tool at once; the last rename wins, both get the binary
         partial = tool.path.with_name(f"{tool.path.name}.{os.getpid()}.partial")
@@ -157,7 +171,8 @@ def path_of(name: str) -> Path:
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tools", help="build or locate the Go-built tools (Loki, promtail, ...)")
+    p = sub.add_parser("tools", help="build or locate the Go-built tools (VictoriaMetrics,"
+                       " VictoriaLogs, the OpenTelemetry Collector, ...)")
     tsub = p.add_subparsers(dest="tools_cmd", required=True)
     b = tsub.add_parser("build", help="build the named tools (default: all)")
     # No `choices` with a list default: argparse checks the default list against them.

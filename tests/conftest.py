@@ -18,8 +18,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property-based tests (Hypothesis): the same examples every run (derandomize: the seed comes
+# from each test), a bounded number of them, nothing written to a .hypothesis/ database.
+# HYPOTHESIS_PROFILE=deep explores more when hunting.
+settings.register_profile("clusterscope", derandomize=True, max_examples=60, deadline=None,
+                          database=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("deep", parent=settings.get_profile("clusterscope"),
+                          max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "clusterscope"))
 ARTIFACTS = REPO / "test-artifacts"
 
 

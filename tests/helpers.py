@@ -16,6 +16,20 @@ from prometheus_client.parser import text_string_to_metric_families
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"  # the steering repository's shared/, where it exists
+# Recorded output copied from other repositories (the Percona Toolkit's PXC logs, the
+# MySQL team's ndbinfo results) is never committed here: tests read it in shared/.
+SHARED_FIXTURES = SHARED / "fixtures"
+
+
+def shared_fixture(*parts: str) -> Path:
+    """A file or directory of shared/fixtures; the test is skipped, saying which, where the
+    shared directory is not on the machine (a clone outside the workspace)."""
+    import pytest
+
+    path = SHARED_FIXTURES.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path}: shared fixtures are not on this machine")
+    return path
 
 T = TypeVar("T")
 Key = tuple[str, tuple[tuple[str, str], ...]]

@@ -2,8 +2,10 @@
 
 The real Compose v2 (`docker-compose config`, built from its Go module) parses and
 interpolates every profile with the example .env; the configs compose mounts go through the
-real tools of the versions compose pins or runs (VictoriaMetrics -dryRun, amtool, Loki
--verify-config, promtail over real cluster logs); the Dockerfiles through BuildKit's parser.
+real tools of the versions compose pins or runs (VictoriaMetrics -dryRun, amtool,
+VictoriaLogs with compose's flags, the collector reading its configuration from the real
+inventory service over HTTP and shipping real cluster logs); the Dockerfiles through
+BuildKit's parser.
 """
 
 from __future__ import annotations
@@ -11,17 +13,26 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
+from clusterscope_inventory.server import Inventory, make_server
+from clusterscope_logs import collector
 from helpers import eventually
-from test_logs_formats import MARIADB_SST, NDB_MANUAL, _dry_run_entries, lines_of
+from logship import endpoint, lines_of, start_collector, store_and_shipper
+from test_logs_formats import MARIADB_SST, NDB_MANUAL
 
 from clusterscope import gotools, paths
 from clusterscope.deploy import compose as compose_config
 from clusterscope.deploy import dockerfile_lint
 from clusterscope.lab import exporters, monitoring
+from clusterscope.lab.core import http_ok
+from clusterscope.logs import store
 from clusterscope.rules import alertmanager
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,14 +42,13 @@ SCALE = COMPOSE / "docker-compose.scale.yml"
 EXAMPLES = COMPOSE / "examples"
 SECRETS = ["exporters.my.cnf", "loadgen.my.cnf",
            "alertmanager_webhook_url", "grafana_admin_password", "lab_db_root_password",
-           "lab_exporter_password", "lab_loadgen_password", "lab_galera_sst.cnf",
-           "loki_s3_secret_key"]
+           "lab_exporter_password", "lab_loadgen_password", "lab_galera_sst.cnf"]
 LAB_SERVICES = {"ndb-mgmd", "ndb-data1", "ndb-data2", "ndb-sql", "ndb-sql2",
                 "galera-node1", "galera-node2", "galera-node3", "galera-logs-init"}
 # one-shot services: they run to completion, so no healthcheck and no restart
 ONE_SHOT = {"galera-logs-init"}
 # the log store and shipper (issue 25 replaces them)
-LOG_SERVICES = {"loki", "alloy"}
+LOG_SERVICES = {"victoria-logs", "otelcol", "vmalert-logs"}
 
 
 def run_config(secrets_dir: Path, *args: str, files: tuple[Path, ...] = (BASE,),
@@ -97,14 +107,19 @@ def test_profiles_select_the_services(models) -> None:
     assert default == monitoring_stack
     assert lab == monitoring_stack - {"loadgen"} | LAB_SERVICES
     # the override swaps the single-node services for their scalable versions
-    assert {"victoria-metrics", "loki"}.isdisjoint(scale)
-    assert {"vmstorage-1", "vmstorage-2", "vminsert", "vmselect", "vmagent", "minio",
-            "loki-read", "loki-write", "loki-backend"} <= scale
+    assert {"victoria-metrics", "victoria-logs"}.isdisjoint(scale)
+    assert {"vmstorage-1", "vmstorage-2", "vminsert", "vmselect", "vmagent",
+            "vlstorage-1", "vlstorage-2", "vlinsert", "vlselect"} <= scale
+    for name in ("otelcol", "vmalert-logs"):  # nothing waits for a service that is not there
+        assert set(models["scale"]["services"][name]["depends_on"]) <= scale, name
+    assert models["scale"]["services"]["otelcol"]["environment"][
+        "CLUSTERSCOPE_LOGS_ENDPOINT"].startswith("http://vlinsert:9428/")
     vmalert = models["scale"]["services"]["vmalert"]
     assert vmalert["depends_on"].keys() == {"vmselect", "vminsert", "alertmanager"}
     assert any("vmselect" in a for a in vmalert["command"])
     grafana = models["scale"]["services"]["grafana"]
     assert grafana["environment"]["CLUSTERSCOPE_PROMETHEUS_URL"].startswith("http://vmselect")
+    assert grafana["environment"]["CLUSTERSCOPE_LOGS_URL"] == "http://vlselect:9428"
 
 
 def test_scale_scrapes_what_runs_and_alerts_as_promptly(models) -> None:
@@ -120,14 +135,21 @@ def test_scale_scrapes_what_runs_and_alerts_as_promptly(models) -> None:
               for r in job.get("relabel_configs", []) if r.get("target_label") == "__address__"}
     hosts |= {sd["url"].split("//")[1].split(":")[0] for job in cfg["scrape_configs"]
               for sd in job.get("http_sd_configs", [])}
-    assert "victoria-metrics" not in hosts
-    assert {"vmagent", "vminsert", "vmselect", "vmstorage-1", "vmstorage-2"} <= hosts
+    assert {"victoria-metrics", "victoria-logs"}.isdisjoint(hosts)
+    assert {"vmagent", "vminsert", "vmselect", "vmstorage-1", "vmstorage-2", "vlinsert",
+            "vlselect", "vlstorage-1", "vlstorage-2", "otelcol", "vmalert-logs"} <= hosts
     assert hosts <= set(models["default"]["services"]) | set(scale)
     # the override replaces vmalert's command: the evaluation delay and links stay
     for model in ("default", "scale"):
-        command = models[model]["services"]["vmalert"]["command"]
-        assert "-rule.evalDelay=1s" in command, model
-        assert any(a.startswith("-external.url=") and "3000" in a for a in command), model
+        for name in ("vmalert", "vmalert-logs"):
+            command = models[model]["services"][name]["command"]
+            assert "-rule.evalDelay=1s" in command, (model, name)
+            assert any(a.startswith("-external.url=") and "3000" in a for a in command), model
+        logs_rules = models[model]["services"]["vmalert-logs"]["command"]
+        assert "-rule=/etc/clusterscope/rules/vlogs/*.yml" in logs_rules
+        # the metric vmalert's glob does not reach the LogsQL rules in rules/vlogs/
+        assert "-rule=/etc/clusterscope/rules/*.yml" in models[model]["services"]["vmalert"][
+            "command"]
 
 
 @pytest.mark.parametrize("model", ["default", "lab", "scale"])
@@ -193,8 +215,9 @@ def test_secrets_are_files_outside_the_images_and_argv(models, secrets_dir) -> N
 
 def test_data_that_must_survive_is_in_named_volumes(models) -> None:
     services = models["default"]["services"]
-    wanted = {"victoria-metrics": "/storage", "loki": "/loki", "grafana": "/var/lib/grafana",
-              "alertmanager": "/alertmanager", "alloy": "/var/lib/alloy/data",
+    wanted = {"victoria-metrics": "/storage", "victoria-logs": "/vlogs-data",
+              "grafana": "/var/lib/grafana", "alertmanager": "/alertmanager",
+              "otelcol": "/var/lib/otelcol",
               "ndbinfo-exporter": "/var/lib/clusterscope",
               "galera-tracker": "/var/lib/clusterscope"}
     for name, target in wanted.items():
@@ -239,7 +262,7 @@ def test_logs_and_description_are_mounted_where_their_paths_say(models) -> None:
     same path, so they hold inside the containers; the lab's nodes write under it."""
     for model in ("default", "lab"):
         s = models[model]["services"]
-        for name in ("galera-tracker", "alloy"):
+        for name in ("galera-tracker", "otelcol"):
             vols = {v["target"]: v for v in s[name]["volumes"]}
             assert vols["/srv/clusterscope/logs"]["source"] == "/srv/clusterscope/logs"
             assert vols["/srv/clusterscope/logs"]["read_only"]
@@ -286,63 +309,123 @@ def test_alertmanager_config_passes_the_pinned_amtool(models) -> None:
     assert f" - {len(alertmanager.INHIBIT)} inhibit rules" in proc.stdout
 
 
-@pytest.mark.parametrize("name,args", [("loki.yml", []),
-                                       ("loki-scalable.yml", ["-config.expand-env=true",
-                                                              "-target=write"])])
-def test_loki_configs_pass_loki_verify_config(models, name, args) -> None:
-    loki = gotools.path_of("loki")
-    pinned = models["default"]["services"]["loki"]["image"]
-    assert "v" + pinned.rpartition(":")[2] == gotools.LOKI_VERSION
-    env = {**os.environ, "LOKI_S3_ACCESS_KEY": "k", "LOKI_S3_SECRET_KEY": "s"}
-    proc = subprocess.run([str(loki), f"-config.file={COMPOSE / 'config' / name}",
-                           "-verify-config", *args],
-                          capture_output=True, text=True, env=env, timeout=60)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-
-
-def test_log_pipeline_labels_real_cluster_logs(tmp_path) -> None:
-    """compose's log pipeline (what Alloy runs) through the real promtail, over a real
-    MariaDB error log and an NDB cluster log laid out as compose mounts them."""
-    root = tmp_path / "var/log/cluster"
-    (root / "galera/staging-galera").mkdir(parents=True)
-    (root / "ndb/staging-ndb").mkdir(parents=True)
-    (root / "galera/staging-galera/node2.err").write_text("\n".join(lines_of(MARIADB_SST)) + "\n")
-    (root / "ndb/staging-ndb/ndb_1_cluster.log").write_text("\n".join(lines_of(NDB_MANUAL))
-                                                            + "\n")
-    cfg = compose_config.shipper_config()
-    text = yaml.safe_dump(cfg, sort_keys=False, width=1000).replace("/var/log/cluster",
-                                                                    str(root))
-    cfg = yaml.safe_load(text)
-    cfg["positions"]["filename"] = str(tmp_path / "positions.yaml")
-    cfg["clients"][0]["url"] = "http://127.0.0.1:9/loki/api/v1/push"
-    cfg["server"] = {"disable": True}
-    cfg["target_config"] = {"sync_period": "200ms"}
-    config = tmp_path / "promtail.yaml"
-    config.write_text(yaml.safe_dump(cfg, sort_keys=False, width=1000))
-    out = tmp_path / "out"
-    with open(out, "w") as sink:
-        proc = subprocess.Popen([str(gotools.path_of("promtail")), f"-config.file={config}",
-                                 "-dry-run"], stdout=sink, stderr=subprocess.DEVNULL,
-                                env={**os.environ, "TZ": "UTC"})
-    # every file was read to its end once its last line is an entry
-    last_lines = {lines_of(MARIADB_SST)[-1], lines_of(NDB_MANUAL)[-1]}
+def test_victorialogs_runs_the_labs_release_with_its_flags(models, tmp_path) -> None:
+    """compose's VictoriaLogs is the release the lab builds, with the lab's flags
+    (clusterscope.logs.store) plus compose's retention and disk cap; the real binary of that
+    release starts with them."""
+    dockerfile = (REPO / "compose" / "victoria-logs" / "Dockerfile").read_text()
+    assert f"FROM victoriametrics/victoria-logs:{gotools.VLOGS_VERSION}\n" in dockerfile
+    command = models["default"]["services"]["victoria-logs"]["command"]
+    assert command == [*store.vlogs_args("/vlogs-data", ":9428", "30d", 80)]
+    port = int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")) + 94
+    args = [a.replace("/vlogs-data", str(tmp_path)).replace(":9428", f"127.0.0.1:{port}")
+            for a in command]
+    proc = subprocess.Popen([str(gotools.build(gotools.TOOLS["victoria-logs"])), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        eventually(lambda: last_lines <= {e[2].split("\n")[0]
-                                          for e in _dry_run_entries(out.read_text())},
-                   40, "promtail's entries for the last line of each log")
+        eventually(lambda: http_ok(f"http://127.0.0.1:{port}/health"), 30,
+                   "VictoriaLogs with compose's flags")
     finally:
         proc.terminate()
-        proc.wait(10)
-    entries = _dry_run_entries(out.read_text())
-    galera_lines = [e for e in entries if e[1].get("component") == "mariadb"]
-    ndb_lines = [e for e in entries if e[1].get("component") == "ndb_mgmd"]
-    assert galera_lines and ndb_lines
-    assert {(e[1]["cluster"], e[1]["node"]) for e in galera_lines} \
-        == {("staging-galera", "node2")}
-    assert {e[1]["cluster"] for e in ndb_lines} == {"staging-ndb"}
-    assert None not in {e[1].get("level") for e in entries}  # every line parsed
-    assert {e[1]["level"] for e in galera_lines} >= {"info", "warning"}
-    assert all("simulated" not in e[1] for e in entries)  # a real cluster's logs
+        proc.wait(30)
+
+
+def test_the_collector_image_is_the_labs_collector() -> None:
+    """compose/otelcol/Dockerfile builds what gotools builds for the lab: the same go.mod, go.sum
+    and Go files (the lab's binary name carries their digest), the same version stamp."""
+    dockerfile = (REPO / "compose" / "otelcol" / "Dockerfile").read_text()
+    assert "COPY compose/otelcol/go.mod compose/otelcol/go.sum ./" in dockerfile
+    assert "COPY compose/otelcol/*.go ./" in dockerfile
+    bare = gotools.OTELCOL_VERSION.removeprefix("v")
+    assert f'-X main.Version={bare}"' in dockerfile
+    assert gotools.TOOLS["otelcol"].ldflags.format(version_bare=bare) == f"-X main.Version={bare}"
+    go_version = subprocess.run([gotools.go_binary(), "env", "GOVERSION"], capture_output=True,
+                                text=True).stdout.strip().removeprefix("go")
+    assert f"FROM golang:{go_version}-bookworm AS build" in dockerfile  # the lab's Go
+
+
+def test_compose_ships_real_cluster_logs_as_the_description_says(models, tmp_path) -> None:
+    """compose's log path without a Docker engine: the real inventory serves the collector's
+    configuration for a description whose logs are under LOG_ROOT; the real collector reads
+    it over HTTP (its `http` config provider, as compose's command says) and ships a real
+    MariaDB error log and an NDB cluster log into a real VictoriaLogs."""
+    command = models["default"]["services"]["otelcol"]["command"]
+    assert command == ["--config=http://inventory:9110/config/otelcol.yaml"]
+    env = models["default"]["services"]["otelcol"]["environment"]
+    assert env["CLUSTERSCOPE_LOGS_ENDPOINT"] == (
+        "http://victoria-logs:9428" + collector.VLOGS_OTLP_PATH)
+    root = tmp_path / "srv-logs"
+    (root / "galera").mkdir(parents=True)
+    (root / "ndb").mkdir()
+    (root / "galera/node2.err").write_text("\n".join(lines_of(MARIADB_SST)) + "\n")
+    (root / "ndb/ndb_1_cluster.log").write_text("\n".join(lines_of(NDB_MANUAL)) + "\n")
+    desc = tmp_path / "clusterscope.yml"
+    desc.write_text(f"""clusters:
+  - name: staging-galera
+    kind: galera
+    nodes:
+      - {{name: node1, address: 'g1:3306'}}
+      - {{name: node2, address: 'g2:3306', log: {root}/galera/node2.err}}
+  - name: staging-ndb
+    kind: ndb
+    nodes:
+      - {{name: sql1, address: 'n1:3306'}}
+      - {{name: mgmd1, role: mgmd, log: {root}/ndb/ndb_1_cluster.log}}
+""")
+    with store_and_shipper(tmp_path) as (lab, vlogs):
+        inv_port = lab.port("scratch-inventory")
+        inventory = subprocess.Popen(
+            [sys.executable, "-m", "clusterscope_inventory", f"--config.file={desc}",
+             f"--web.listen-address=127.0.0.1:{inv_port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            eventually(lambda: http_ok(f"http://127.0.0.1:{inv_port}/-/ready"), 30,
+                       "the inventory service")
+            start_collector(lab, None, env={
+                "CLUSTERSCOPE_LOGS_ENDPOINT": endpoint(lab),
+                "OTELCOL_STORAGE_DIR": str(tmp_path / "otelcol-state"),
+                "OTELCOL_HEALTH_ENDPOINT": f"127.0.0.1:{lab.port('scratch-otelcol-health')}",
+                "OTELCOL_METRICS_HOST": "127.0.0.1",
+                "OTELCOL_METRICS_PORT": str(lab.port("scratch-otelcol"))},
+                config_uri=f"http://127.0.0.1:{inv_port}/config/otelcol.yaml")
+            last = {lines_of(MARIADB_SST)[-1], lines_of(NDB_MANUAL)[-1]}
+            eventually(lambda: last <= {e.line.split("\n")[0]
+                                        for e in vlogs.entries("*", 0)}, 60,
+                       "the last line of each log in VictoriaLogs")
+            entries = vlogs.entries("*", 0)
+        finally:
+            inventory.terminate()
+            inventory.wait(10)
+    galera = [e for e in entries if e.labels.get("component") == "mariadb"]
+    ndb = [e for e in entries if e.labels.get("component") == "ndb_mgmd"]
+    assert galera and ndb and len(galera) + len(ndb) == len(entries)
+    assert {(e.labels["cluster"], e.labels["node"]) for e in galera} == {
+        ("staging-galera", "node2")}
+    assert {e.labels["cluster"] for e in ndb} == {"staging-ndb"}
+    assert {e.labels.get("node") for e in ndb} >= {"1", "5", "6"}  # from each line
+    assert all(e.labels.get("level") for e in entries)  # every line parsed
+    assert {e.labels["level"] for e in galera} >= {"info", "warning"}
+    assert all("simulated" not in e.labels for e in entries)  # a real cluster's logs
+
+
+def test_a_description_the_collector_could_not_load_is_refused_by_name(tmp_path) -> None:
+    """A time zone Go cannot load would stop the collector at start: the inventory answers
+    /config/otelcol.yaml with the reason instead, naming the cluster."""
+    desc = tmp_path / "clusterscope.yml"
+    desc.write_text("clusters:\n  - name: g1\n    kind: galera\n    log_timezone: CEST\n"
+                    "    nodes: [{name: n1, address: 'h:3306', log: /srv/logs/n1.err}]\n")
+    server = make_server(("127.0.0.1", 0), Inventory(desc))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/config/otelcol.yaml"
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(url, timeout=10)
+        assert err.value.code == 500
+        assert "cluster g1: log_timezone 'CEST' is not a time zone name" in err.value.read(
+            ).decode()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 # -- the Dockerfiles ----------------------------------------------------------------------

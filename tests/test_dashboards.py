@@ -16,6 +16,8 @@ from grafana_foundation_sdk.models.dashboard import Dashboard
 from clusterscope import paths
 from clusterscope.dashboards import generate, uids
 from clusterscope.dashboards.verify import targets
+from clusterscope.logs import logsql
+from clusterscope.logs.logsql import DATASOURCE_TYPE as LOGS_TYPE
 
 REPO = Path(__file__).resolve().parents[1]
 JSON_DIR = REPO / "dashboards" / "json"
@@ -73,7 +75,26 @@ def test_json_validates_against_the_sdk_schema(uid: str) -> None:
     plugins.register_default_plugins()
     model = COMMITTED[uid]
     back = json.loads(JSONEncoder(sort_keys=True).encode(Dashboard.from_json(model)))
-    assert _is_subset(model, back) == []
+    # except an annotation's `target`: the SDK types it as the built-in Grafana datasource's
+    # (limit, matchAny, tags, type; grafana_foundation_sdk models/dashboard.py
+    # AnnotationTarget: "TODO: this should be a regular DataQuery"), while a plugin's
+    # annotation runs its own query there; test_logs_annotations_carry_the_plugins_query
+    # checks that one
+    lost = [p for p in _is_subset(model, back)
+            if not re.fullmatch(r"/annotations/list\[\d+\]/target/\w+", p)]
+    assert lost == []
+
+
+@pytest.mark.parametrize("uid", sorted(COMMITTED))
+def test_logs_annotations_carry_the_plugins_query(uid: str) -> None:
+    for a in COMMITTED[uid].get("annotations", {}).get("list", []):
+        if a["datasource"]["type"] != LOGS_TYPE:
+            continue
+        # Grafana runs `target` through the datasource with refId "Anno", which the
+        # plugin turns into annotations (victorialogs-datasource v0.30.1
+        # src/transformers/types.ts ANNOTATIONS_REF_ID); a log query, not stats
+        assert a["target"]["refId"] == "Anno" and a["target"]["queryType"] == "instant"
+        assert a["target"]["expr"] in {x["expr"] for x in logsql.ANNOTATIONS}
 
 
 def test_uids_are_the_published_ones_and_stable() -> None:
@@ -88,7 +109,7 @@ def test_uids_are_the_published_ones_and_stable() -> None:
 
 def test_alert_dashboard_urls_point_at_existing_dashboards() -> None:
     urls = []
-    for f in sorted((REPO / "rules").glob("*.yml")):
+    for f in sorted((REPO / "rules").rglob("*.yml")):  # metric and log rules
         for group in (yaml.safe_load(f.read_text()) or {}).get("groups", []):
             for rule in group.get("rules", []):
                 url = rule.get("annotations", {}).get("dashboard_url")
@@ -144,8 +165,14 @@ def test_variables_have_cluster_and_a_node_or_experiment(uid: str) -> None:
     assert names[0] == "cluster"
     assert {"node_id", "node", "experiment"} & set(names[1:])
     for v in variables:
-        if v["type"] == "query":
-            assert v["datasource"]["uid"] in ("${datasource}", "${logs_ds}")
+        if v["type"] != "query":
+            continue
+        assert v["datasource"]["uid"] in ("${datasource}", "${logs_ds}")
+        if v["datasource"]["type"] == LOGS_TYPE:
+            # the plugin's field values (victorialogs-datasource v0.30.1 src/types.ts
+            # VariableQuery): the cluster and node stream fields the shipper writes
+            assert v["query"]["type"] == "fieldValue" and v["query"]["field"] == v["name"]
+        else:
             assert v["query"].startswith("label_values(")
 
 
@@ -161,7 +188,7 @@ def test_datasource_variables_default_to_the_provisioned_uids(uid: str) -> None:
               for v in COMMITTED[uid]["templating"]["list"] if v["type"] == "datasource"}
     by_type = provisioned_datasources()
     assert chosen == {"datasource": ("prometheus", by_type["prometheus"]),
-                      "logs_ds": ("loki", by_type["loki"])}
+                      "logs_ds": (LOGS_TYPE, by_type[LOGS_TYPE])}
 
 
 def thresholds(panel: dict) -> list:

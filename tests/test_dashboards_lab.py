@@ -1,6 +1,6 @@
-"""Every panel's query, run against the lab's real VictoriaMetrics and Loki after a scenario
-that exercises it (lab_scenario: NDB restarts, a Galera SIGKILL + IST, a loadgen run),
-returns data. Grafana cannot run here; this is the proof the dashboards show something."""
+"""Every panel's query, run against the lab's real VictoriaMetrics and VictoriaLogs after a
+scenario that exercises it (lab_scenario: NDB restarts, a Galera SIGKILL + IST, a loadgen
+run), returns data. Grafana cannot run here; this is the proof the dashboards show something."""
 
 from __future__ import annotations
 

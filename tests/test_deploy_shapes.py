@@ -125,8 +125,8 @@ def test_each_shape_scrapes_what_its_description_lists(secrets_dir, tmp_path, sh
             got = set()
             for t in active:
                 lab, disc = t["labels"], t["discoveredLabels"]
-                if lab["job"] in ("victoriametrics", "vmalert", "alertmanager", "alloy",
-                                  "clusterscope_inventory"):
+                if lab["job"] in ("victoriametrics", "vmalert", "alertmanager", "victorialogs",
+                                  "otelcol", "clusterscope_inventory"):
                     continue
                 param = disc.get("__param_auth_module") or (
                     lab["instance"] if lab["job"] == "ndbinfo" else None)

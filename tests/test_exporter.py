@@ -1,9 +1,9 @@
 """ndbinfo_exporter against a real MariaDB holding ndbinfo tables (no simulator needed).
 
 The tables get the column names and types of the real views; where the recorded fixtures
-(tests/fixtures/ndbinfo, copies of ../shared/fixtures/ndbinfo) hold `desc` output or real
-rows, the tables are created from that output and filled with those rows. The exporter
-connects as an account with exactly the README's grant.
+(shared/fixtures/ndbinfo: the MySQL team's recorded results, never copied here) hold
+`desc` output or real rows, the tables are created from that output and filled with those
+rows. The exporter connects as an account with exactly the README's grant.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 import bcrypt
 import pymysql
 import pytest
-from helpers import Samples, val
+from helpers import Samples, shared_fixture, val
 from ndbinfo_exporter import main as exporter_main
 from ndbinfo_exporter import mycnf, schema
 from ndbinfo_exporter.collectors import ALL
@@ -42,15 +42,13 @@ from clusterscope.lab.core import Lab
 from clusterscope.ndbsim import ddl
 
 REPO = Path(__file__).resolve().parents[1]
-# copies of ../shared/fixtures/ndbinfo, so a clone anywhere has them
-FIXTURES = REPO / "tests" / "fixtures" / "ndbinfo"
 USER = "ndbinfo_exporter"
 GRANTS = ["SELECT ON ndbinfo.*"]  # the README's GRANT statement, exactly
 
 # -- fixtures: real `desc` output and real rows ------------------------------------------
 def fixture_desc(file: str, view: str) -> list[tuple[str, str]]:
     """Columns and types from a mysqltest `desc <view>;` block in a fixture file."""
-    lines = (FIXTURES / file).read_text().splitlines()
+    lines = shared_fixture("ndbinfo", file).read_text().splitlines()
     start = lines.index(f"desc {view};") + 2  # skip the Field/Type header
     cols = []
     for line in lines[start:]:
@@ -65,7 +63,8 @@ def fixture_desc(file: str, view: str) -> list[tuple[str, str]]:
 def fixture_box_rows(file: str) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a mysql client box table (`| a | b |`)."""
     rows = [[c.strip() for c in line.strip().strip("|").split("|")]
-            for line in (FIXTURES / file).read_text().splitlines() if line.startswith("|")]
+            for line in shared_fixture("ndbinfo", file).read_text().splitlines()
+            if line.startswith("|")]
     return rows[0], rows[1:]
 
 
@@ -734,7 +733,7 @@ def test_malformed_my_cnf_fails_at_start(tmp_path: Path, capsys, content: str,
     ("basic_auth_users: [\n", "not valid YAML"),
     ("basic_auth_user:\n  a: b\n", "unknown key"),
     ("basic_auth_users:\n  prom: secret\n", "not a bcrypt hash"),
-    ("tls_server_config:\n  cert_file: nope.crt\n  key_file: nope.key\n", "does not exist"),
+    ("tls_server_config:\n  cert_file: nope.crt\n  key_file: nope.key\n", "no such file"),
 ])
 def test_malformed_web_config_fails_at_start(tmp_path: Path, capsys, content: str,
                                              problem: str) -> None:

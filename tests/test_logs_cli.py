@@ -1,5 +1,5 @@
-"""`clusterscope logs ...` without a lab: offline parsing, the LogQL export, and a clear
-error when Loki cannot be reached."""
+"""`clusterscope logs ...` without a lab: offline parsing, the LogsQL export, the collector
+configuration for a description, and a clear error when VictoriaLogs cannot be reached."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clusterscope.logs import logql
+from helpers import shared_fixture
+from logship import lines_of
+
+from clusterscope.logs import logsql
 
 REPO = Path(__file__).resolve().parents[1]
-PXC80 = REPO / "tests" / "fixtures" / "galera" / "pxc80-node3-ist.log"
 
 
 def cs(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -20,7 +22,7 @@ def cs(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
 
 
 def test_parse_reads_a_real_pxc_log():
-    lines = [ln for ln in PXC80.read_text().splitlines() if ln and not ln.startswith("#")]
+    lines = lines_of(shared_fixture("galera", "pxc80-node3-ist.log"))
     proc = cs("parse", "--component", "mariadb", stdin="\n".join(lines) + "\n")
     assert proc.returncode == 0, proc.stderr
     out = [json.loads(ln) for ln in proc.stdout.splitlines()]
@@ -33,24 +35,39 @@ def test_parse_reads_a_real_pxc_log():
     assert joiner["event"] == "galera_state_change" and joiner["ts_iso"].endswith("Z")
 
 
-def test_logql_export_is_the_module_data():
-    proc = cs("logql")
+def test_logsql_export_is_the_module_data():
+    proc = cs("logsql")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["queries"] == logql.QUERIES
-    assert [a["name"] for a in data["annotations"]] == [a["name"] for a in logql.ANNOTATIONS]
+    assert data["log_queries"] == logsql.LOG_QUERIES
+    assert data["stats_queries"] == logsql.STATS_QUERIES
+    assert [a["name"] for a in data["annotations"]] == [a["name"] for a in logsql.ANNOTATIONS]
 
 
-def test_pipeline_export_carries_every_format():
-    proc = cs("pipeline")
+def test_pipeline_prints_the_collector_configuration_of_a_description(tmp_path):
+    desc = tmp_path / "clusterscope.yml"
+    desc.write_text("clusters:\n"
+                    "  - name: g1\n    kind: galera\n    log_timezone: Europe/Berlin\n"
+                    "    nodes:\n"
+                    "      - {name: n1, address: 'h1:3306', log: /srv/logs/g1/n1.err}\n"
+                    "      - {name: n2, address: 'h2:3306'}\n")
+    proc = cs("pipeline", "--description", str(desc))
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    stages = json.dumps(data["promtail_pipeline_stages"])
-    for spec in data["formats"].values():
-        assert json.dumps(spec["regex"])[1:-1] in stages
+    [receiver] = data["otelcol"]["receivers"].values()
+    assert receiver["include"] == ["/srv/logs/g1/n1.err"]
+    assert receiver["resource"] == {"cluster": "g1", "component": "mariadb", "node": "n1"}
+    assert "Europe/Berlin" in json.dumps(receiver["operators"])  # the node's local times
+    stages = json.dumps(receiver["operators"])
+    for fmt in data["component_formats"]["mariadb"]:  # every format a Galera log may hold
+        assert json.dumps(data["formats"][fmt]["regex"])[1:-1] in stages
+    bad = tmp_path / "bad.yml"
+    bad.write_text("clusters: [{name: x, kind: nope}]\n")
+    proc = cs("pipeline", "--description", str(bad))
+    assert proc.returncode == 2 and "kind" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_unreachable_loki_is_a_clear_error():
-    proc = cs("--loki-url", "http://127.0.0.1:9", "query", "errors", "--since", "5m")
+def test_unreachable_victorialogs_is_a_clear_error():
+    proc = cs("--logs-url", "http://127.0.0.1:9", "query", "errors", "--since", "5m")
     assert proc.returncode == 1
     assert "unreachable" in proc.stderr and "Traceback" not in proc.stderr

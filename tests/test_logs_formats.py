@@ -1,31 +1,54 @@
-"""The shipper's parsing stages on real log lines: the generated promtail pipeline, run by
-the real promtail (`-stdin -dry-run`), and the same regexes in Python; the LogQL event
-patterns on the same lines. No lab needed."""
+"""The shipper's parsing on real log lines: the generated collector configuration, run by the
+real OpenTelemetry Collector tailing files into a real VictoriaLogs, and the same regexes in
+Python; the LogsQL event patterns on the same lines. No lab needed.
+
+Each recorded log arrives with the fields and times promtail gave it in Loki: cluster, node,
+component and level (the stream fields), the line's own time (whole-second formats: its
+second), multi-line entries joined, CRI and JSON-wrapped lines unwrapped.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import subprocess
+import time
+import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers import SHARED, eventually
+from clusterscope_inventory.description import LogSource
+from clusterscope_logs import collector
+from clusterscope_logs import formats as lf
+from helpers import eventually, shared_fixture
+from logship import collector_ports, endpoint, lines_of, start_collector, store_and_shipper
 
 from clusterscope import gotools
+from clusterscope.clients.vlogs import Entry
+from clusterscope.lab import galera_nodes as gn
 from clusterscope.lab import logs
-from clusterscope.lab.core import Service
-from clusterscope.logs import formats as lf
-from clusterscope.logs import logql, pipeline
+from clusterscope.lab.core import Lab, Service
+from clusterscope.logs import logsql
 
 HERE = Path(__file__).parent / "fixtures"
+# recorded in this project's lab
 MARIADB_IST = HERE / "galera" / "restart-node3-ist-recover1-down20.log"
 MARIADB_SST = HERE / "galera" / "restart-node3-sst-wipe-recover0.log"
-PXC80_IST = HERE / "galera" / "pxc80-node3-ist.log"
-PXC80_JSON = HERE / "galera" / "pxc80-operator-split-node2-sst.json.log"
+# from the MySQL Reference Manual and "Pro MySQL NDB Cluster" (see the file's header)
 NDB_MANUAL = HERE / "logs" / "ndb-cluster-log-manual.log"
+
+
+def pxc80_ist() -> Path:
+    """A PXC 8.0 error log (percona-toolkit's recording, read in shared/fixtures)."""
+    return shared_fixture("galera", "pxc80-node3-ist.log")
+
+
+def pxc80_json() -> Path:
+    """PXC 8.0 lines as the Percona Operator's log collector ships them (JSON)."""
+    return shared_fixture("galera", "pxc80-operator-split-node2-sst.json.log")
+
 
 # A PXC 5.7 error log (log_timestamps=UTC), lines as PXC 5.7.x writes them around an IST.
 PXC57 = [
@@ -37,20 +60,12 @@ PXC57 = [
     "2019-05-15T10:31:40.750000+02:00 0 [Note] WSREP: Shifting JOINED -> SYNCED (TO: 1300)",
 ]
 
-
-def lines_of(path: Path) -> list[str]:
-    return [ln for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
-
-
-def test_fixtures_are_the_shared_real_logs():
-    """The repo's copies stay the recorded ones (skipped where the originals are absent)."""
-    shared = SHARED / "fixtures" / "galera"
-    if not shared.is_dir():
-        pytest.skip(f"the shared originals ({shared}) are not on this machine")
-    originals = sorted(p.name for p in shared.glob("*.log"))
-    assert originals
-    for name in originals:
-        assert (shared / name).read_text() == (HERE / "galera" / name).read_text(), name
+EXPORTER_LINES = [
+    "2026-11-22 09:00:00,123 WARNING ndbinfo_exporter.scrape: collector lcp: timeout",
+    'time=2026-11-22T09:00:01.000Z level=ERROR source=exporter.go:1 msg="Error pinging'
+    ' mysqld"',
+    "level=info ts=2026-11-22T09:00:02Z caller=main.go:1 msg=Listening",
+]
 
 
 # -- the regexes in Python -----------------------------------------------------------------
@@ -62,10 +77,11 @@ def parse_any(component: str, line: str) -> tuple[str, dict] | None:
     return None
 
 
-@pytest.mark.parametrize("path", [MARIADB_IST, MARIADB_SST, PXC80_IST])
-def test_every_entry_of_a_real_galera_log_parses(path):
+@pytest.mark.parametrize("name", ["ist", "sst", "pxc80"])
+def test_every_entry_of_a_real_galera_log_parses(name: str):
+    path = {"ist": MARIADB_IST, "sst": MARIADB_SST}.get(name) or pxc80_ist()
     for line in lines_of(path):
-        if line[0].isspace():  # a continuation line of the entry above (multiline stage)
+        if line[0].isspace():  # a continuation line of the entry above (multiline)
             continue
         parsed = parse_any(lf.MARIADB, line)
         assert parsed is not None, line
@@ -99,10 +115,7 @@ def test_ndb_cluster_log_fields():
     assert f["level"] == "critical" and f["severity"] == "ALERT"
 
 
-# -- the real promtail ---------------------------------------------------------------------
-_ENTRY = re.compile(r"^(\d{4}-\d{2}-\d{2}T[^{\s]+)\s*(\{[^}]*\})\t?(.*)$")
-
-
+# -- the real collector into a real VictoriaLogs -------------------------------------------
 def inner_lines(lines: list[str]) -> list[str]:
     """The error-log lines inside JSON (`log` field) or CRI wrappers (partial `P` pieces
     joined), read independently of the pipeline under test."""
@@ -122,68 +135,6 @@ def inner_lines(lines: list[str]) -> list[str]:
     return out
 
 
-def promtail_dry_run(tmp_path: Path, inputs: dict[str, tuple[str, list[str], dict]]
-                     ) -> dict[str, list[tuple[datetime, dict, str]]]:
-    """Run the lab's generated pipeline through the real promtail tailing files, as in the
-    lab (`-dry-run` prints the entries instead of pushing them). inputs: name ->
-    (component, lines, extra labels); returns name -> entries. One run for all inputs:
-    promtail takes ~5 s to find its first targets."""
-    statics, last_lines = [], set()
-    for name, (component, lines, extra) in inputs.items():
-        log = tmp_path / f"{name}.log"
-        log.write_text("\n".join(lines) + "\n")
-        statics.append({"targets": ["localhost"], "labels": {
-            "__path__": str(log), "cluster": "c", "component": component, "input": name,
-            **extra}})
-        last_lines.add(next(ln for ln in reversed(inner_lines(lines)) if not ln[0].isspace()))
-    cfg = {"server": {"disable": True}, "target_config": {"sync_period": "200ms"},
-           "positions": {"filename": str(tmp_path / "positions.yaml")},
-           "clients": [{"url": "http://127.0.0.1:9/loki/api/v1/push"}],
-           "scrape_configs": [{"job_name": "t", "static_configs": statics,
-                               "pipeline_stages": pipeline.pipeline_stages("Etc/UTC")}]}
-    config = tmp_path / "promtail.yaml"
-    config.write_text(yaml.safe_dump(cfg, sort_keys=False, width=1000))
-    out = tmp_path / "promtail.out"
-    with open(out, "w") as sink, open(tmp_path / "promtail.err", "w") as errors:
-        # its own log goes elsewhere: interleaved, it could split an entry's line
-        proc = subprocess.Popen([str(gotools.path_of("promtail")), f"-config.file={config}",
-                                 "-dry-run"], stdout=sink, stderr=errors)
-    try:
-        # every file was read to its end once its last line is an entry
-        eventually(lambda: proc.poll() is not None or last_lines <= {
-            t.split("\n")[0] for _, _, t in _dry_run_entries(out.read_text())}, 30,
-                   "promtail's entry for the last line of every input")
-        assert proc.poll() is None, (tmp_path / "promtail.err").read_text()[-2000:]
-    finally:
-        proc.terminate()
-        proc.wait(10)
-    found: dict[str, list] = {name: [] for name in inputs}
-    for ts, labels, text in _dry_run_entries(out.read_text()):
-        found[labels.pop("input")].append((ts, labels, text))
-    return found
-
-
-EXPORTER_LINES = [
-    "2026-11-22 09:00:00,123 WARNING ndbinfo_exporter.scrape: collector lcp: timeout",
-    'time=2026-11-22T09:00:01.000Z level=ERROR source=exporter.go:1 msg="Error pinging'
-    ' mysqld"',
-    "level=info ts=2026-11-22T09:00:02Z caller=main.go:1 msg=Listening",
-]
-
-
-@pytest.fixture(scope="module")
-def shipped(tmp_path_factory) -> dict[str, list[tuple[datetime, dict, str]]]:
-    return promtail_dry_run(tmp_path_factory.mktemp("promtail"), {
-        "mariadb": (lf.MARIADB, lines_of(MARIADB_IST), {"node": "node3"}),
-        "pxc": (lf.MARIADB, lines_of(PXC80_IST) + PXC57, {}),
-        "ndb": (lf.NDB_MGMD, lines_of(NDB_MANUAL), {}),
-        "exporter": ("mysqld-exporter", EXPORTER_LINES, {}),
-        "json": (lf.MARIADB, lines_of(PXC80_JSON), {"node": "node2"}),
-        "cri": (lf.MARIADB, [p for line in lines_of(PXC80_IST) for p in cri(line)],
-                {"node": "node3"}),
-    })
-
-
 def cri(line: str) -> list[str]:
     """A line as the kubelet writes it to a pod log (CRI format), split into a partial and
     a final piece when long: the pipeline must join them."""
@@ -193,26 +144,55 @@ def cri(line: str) -> list[str]:
     return [f"{stamp} stderr F {line}"]
 
 
-def _dry_run_entries(text: str) -> list[tuple[datetime, dict, str]]:
-    entries: list[tuple[datetime, dict, str]] = []
-    for raw in text.splitlines():
-        m = _ENTRY.match(raw)
-        if m:
-            # promtail prints nanoseconds; Python keeps microseconds
-            stamp = re.sub(r"(\.\d{6})\d+", r"\1", m.group(1))
-            ts = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%f%z" if "." in stamp
-                                   else "%Y-%m-%dT%H:%M:%S%z")
-            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
-            entries.append((ts, labels, m.group(3)))
-        elif entries and raw.startswith("\t"):
-            ts, labels, text_ = entries[-1]
-            entries[-1] = (ts, labels, text_ + "\n" + raw)  # a multiline entry goes on
-    return entries
+def ship(tmp_path: Path, inputs: dict[str, tuple[str, list[str], str | None]]
+         ) -> dict[str, list[Entry]]:
+    """Write each input (component, lines, node) to a file, ship them all in one collector
+    run (cluster = the input's name, times in UTC) and return each input's entries. A
+    component no description names (an exporter's) is shipped as the lab ships its own
+    services' logs: the `daemon` format."""
+    sources, daemons, last = [], [], {}
+    for name, (component, lines, node) in inputs.items():
+        log = tmp_path / f"{name}.log"
+        log.write_text("\n".join(lines) + "\n")
+        if component in lf.COMPONENT_FORMATS or component in lf.UNPARSED:
+            sources.append(LogSource(name, node or "-", component, str(log), "Etc/UTC", False))
+        else:
+            daemons.append(collector.Stream(str(log), component, {
+                "cluster": name, "component": component, "node": node or "-"}, "Etc/UTC",
+                daemon=True))
+        last[name] = next(ln for ln in reversed(inner_lines(lines)) if not ln[0].isspace())
+    with store_and_shipper(tmp_path) as (lab, vlogs):
+        start_collector(lab, collector.shipper_config(
+            sources, endpoint=endpoint(lab), storage_dir=str(tmp_path / "storage"),
+            extra=daemons, **collector_ports(lab)))
+
+        def arrived() -> bool:
+            return all(any(e.line.split("\n")[0] == last[name] for e in
+                           vlogs.entries(f'{{cluster="{name}"}}', 0)) for name in inputs)
+        eventually(arrived, 60, "the last line of every input in VictoriaLogs")
+        time.sleep(1.5)  # a multi-line entry still open is flushed within 1 s
+        return {name: vlogs.entries(f'{{cluster="{name}"}}', 0) for name in inputs}
 
 
-def _entry_time(ts: datetime, line: str) -> datetime:
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory) -> dict[str, list[Entry]]:
+    pxc, pxc_json = lines_of(pxc80_ist()), lines_of(pxc80_json())
+    return ship(tmp_path_factory.mktemp("shipped"), {
+        "mariadb": (lf.MARIADB, lines_of(MARIADB_IST), "node3"),
+        "pxc": (lf.MARIADB, pxc + PXC57, "pxc3"),
+        "ndb": (lf.NDB_MGMD, lines_of(NDB_MANUAL), None),
+        "exporter": ("mysqld-exporter", EXPORTER_LINES, "node1"),
+        "json": (lf.MARIADB, pxc_json, "node2"),
+        "cri": (lf.MARIADB, [p for line in pxc for p in cri(line)], "node3"),
+        # an NDB SQL node writes MySQL 8's error-log format (the PXC 8.0 sample's)
+        "sqlnode": (lf.MYSQLD, pxc, "sql1"),
+    })
+
+
+def _entry_time(ts_ns: int, line: str) -> datetime:
     """The entry's time at the precision of the line: whole-second formats get a sub-second
     part that keeps their order (formats.ORDERED_SECOND), always below one second."""
+    ts = datetime.fromtimestamp(ts_ns // 1000 / 1e6, UTC)
     if re.match(r"\d{4}-\d{2}-\d{2}\s+\d{1,2}:\d{2}:\d{2} ", line):
         return ts.replace(microsecond=0)
     return ts
@@ -230,52 +210,83 @@ def _line_time(line: str) -> datetime:
     return datetime.fromisoformat(line.split()[0].replace("Z", "+00:00"))
 
 
-def test_promtail_takes_time_and_level_from_mariadb_lines(shipped):
+def test_mariadb_lines_keep_their_time_level_and_node(shipped):
     lines = lines_of(MARIADB_IST)
     entries = shipped["mariadb"]
-    assert [e[2] for e in entries if e[2] in lines] and len(entries) == len(lines)
-    by_line = {text: (ts, labels) for ts, labels, text in entries}
-    for line in lines:
-        ts, labels = by_line[line]
-        assert _entry_time(ts, line) == _line_time(line), line  # the log's time
-        assert labels["level"] == "info" and labels["node"] == "node3", line
+    assert sorted(e.line for e in entries) == sorted(lines)
+    for e in entries:
+        assert _entry_time(e.ts_ns, e.line) == _line_time(e.line), e.line  # the log's time
+        assert (e.labels["level"], e.labels["node"], e.labels["component"]) == (
+            "info", "node3", "mariadb"), e.line
+        # the stream is what LogsQL's {...} selects on: these fields, no others
+        assert e.labels["_stream"] == ('{cluster="mariadb",component="mariadb",level="info",'
+                                       'node="node3"}')
 
 
-def test_promtail_on_pxc_lines_and_multiline_entries(shipped):
-    lines = lines_of(PXC80_IST) + PXC57
+def test_pxc_lines_and_multiline_entries(shipped):
+    lines = lines_of(pxc80_ist()) + PXC57
     entries = shipped["pxc"]
     # PXC 8.0's "State transfer required:" carries two tab-indented lines: one entry
-    block = [t for _, _, t in entries if "State transfer required" in t]
-    assert len(block) == 1 and "\tGroup state:" in block[0] and "\tLocal state:" in block[0]
+    block = [e.line for e in entries if "State transfer required" in e.line]
+    assert len(block) == 1 and "\n\tGroup state:" in block[0] and "\n\tLocal state:" in block[0]
     assert len(entries) == len([ln for ln in lines if not ln[0].isspace()])
-    for ts, _labels, text in entries:
-        first = text.splitlines()[0]
-        assert _entry_time(ts, first) == _line_time(first), first
-    levels = {text: labels.get("level") for _, labels, text in entries}
+    for e in entries:
+        first = e.line.splitlines()[0]
+        assert _entry_time(e.ts_ns, first) == _line_time(first), first
+    levels = {e.line: e.labels.get("level") for e in entries}
     assert levels[PXC57[1]] == "warning" and levels[PXC57[2]] == "error"
-    assert levels[lines_of(PXC80_IST)[0]] == "info"  # [System]
+    assert levels[lines_of(pxc80_ist())[0]] == "info"  # [System]
+    # the OTLP record's own severity too (VictoriaLogs keeps it as severity_text)
+    error = next(e for e in entries if e.line == PXC57[2])
+    assert (error.labels["severity_text"], error.labels["severity_number"]) == ("ERROR", "17")
 
 
-def test_promtail_on_ndb_cluster_log(shipped):
+def test_ndb_cluster_log_names_the_reporting_node(shipped):
     lines = lines_of(NDB_MANUAL)
     entries = shipped["ndb"]
-    assert len(entries) == len(lines)
-    for ts, labels, text in entries:
-        assert _entry_time(ts, text) == _line_time(text), text
-        m = re.search(r"-- Node (\d+): ", text)
-        assert labels.get("node") == (m.group(1) if m else None), text
-    alert = next(lb for _, lb, t in entries if "has been aborted" in t)
-    assert alert["level"] == "critical"
+    assert sorted(e.line for e in entries) == sorted(lines)
+    for e in entries:
+        assert _entry_time(e.ts_ns, e.line) == _line_time(e.line), e.line
+        m = re.search(r"-- Node (\d+): ", e.line)
+        assert e.labels.get("node") == (m.group(1) if m else None), e.line
+    alert = next(e for e in entries if "has been aborted" in e.line)
+    assert alert.labels["level"] == "critical"
 
 
-def test_promtail_on_exporter_logs(shipped):
-    entries = shipped["exporter"]
-    assert [lb.get("level") for _, lb, _ in entries] == ["warning", "error", "info"]
+def test_exporter_logs_get_their_level(shipped):
+    levels = {e.line: e.labels.get("level") for e in shipped["exporter"]}
+    assert [levels[ln] for ln in EXPORTER_LINES] == ["warning", "error", "info"]
 
 
-# -- LogQL event patterns on real lines -------------------------------------------------
+def test_sql_node_log_is_parsed_as_mysql(shipped):
+    entries = shipped["sqlnode"]
+    assert {e.labels["component"] for e in entries} == {"mysqld"}
+    assert all(e.labels.get("level") for e in entries)
+    assert any("State transfer required" in e.line and "\n\t" in e.line for e in entries)
+
+
+@pytest.mark.parametrize("name", ["json", "cri"])
+def test_wrapped_lines_arrive_as_the_inner_line(shipped, name: str):
+    """Kubernetes-shipped lines (the Percona Operator's JSON, the kubelet's CRI with a
+    partial piece) arrive as the error-log line itself, with its own time and level."""
+    source = pxc80_json() if name == "json" else pxc80_ist()
+    expected = inner_lines(lines_of(source))
+    entries = shipped[name]
+    # every inner line with its own time is an entry (a line without one, such as the SST
+    # script's "---- Starting the MySQL server ..." banner, joins the entry before)
+    assert sorted(e.line.split("\n")[0] for e in entries) == sorted(
+        ln for ln in expected if re.match(r"\d{4}-\d{2}-\d{2}", ln))
+    for e in entries:
+        first = e.line.splitlines()[0]
+        assert _entry_time(e.ts_ns, first) == _line_time(first), first
+        assert e.labels["level"] in ("info", "warning", "error"), (e.labels, first)
+        assert e.labels["component"] == "mariadb"
+        assert not e.line.endswith("\n") and "logtag" not in e.labels
+
+
+# -- LogsQL event patterns on real lines ---------------------------------------------------
 def test_event_patterns_find_a_real_ist_recovery():
-    kinds = [(logql.classify(ln, "mariadb"), ln) for ln in lines_of(MARIADB_IST)]
+    kinds = [(logsql.classify(ln, "mariadb"), ln) for ln in lines_of(MARIADB_IST)]
     shifts = [re.search(r"Shifting (\S+ -> \S+)", ln).group(1)
               for k, ln in kinds if k == "galera_state_change"]
     assert shifts == ["CLOSED -> OPEN", "OPEN -> PRIMARY", "PRIMARY -> JOINER",
@@ -284,72 +295,150 @@ def test_event_patterns_find_a_real_ist_recovery():
     assert {"galera_ist_received", "galera_transfer_completed",
             "galera_transfer_requested"} <= found
     # the recovery query's line filter is the same alternation
-    pattern = re.search(r'\|~ "((?:[^"\\]|\\.)*)"', logql.QUERIES["galera_recovery_events"])
+    pattern = re.search(r'\} ~"((?:[^"\\]|\\.)*)"', logsql.QUERIES["galera_recovery_events"])
     alternation = pattern.group(1).encode().decode("unicode_escape")
     assert sum(bool(re.search(alternation, ln)) for ln in lines_of(MARIADB_IST)) == \
         sum(k is not None for k, _ in kinds)
 
 
 def test_event_patterns_on_ndb_wording():
-    kinds = {ln.split("-- ", 1)[1]: logql.classify(ln, "ndb_mgmd") for ln in lines_of(NDB_MANUAL)}
+    kinds = {ln.split("-- ", 1)[1]: logsql.classify(ln, "ndb_mgmd")
+             for ln in lines_of(NDB_MANUAL)}
     assert kinds["Node 5: Start phase 5 completed (system restart)"] == "ndb_start_phase"
     assert kinds["Node 5: Started (mysql-9.5.0 ndb-9.5.0)"] == "ndb_started"
     assert kinds["Node 5: Started arbitrator node 50 [ticket=75fd00010fa8b608]"] is None
     assert kinds["Node 5: Node 100 Connected"] is None
     # 7.6 wording
-    assert logql.classify("Node 2: Started (version 7.6.34)", "ndb_mgmd") == "ndb_started"
-    assert logql.classify("Node 1: Node 2 Disconnected", "ndb_mgmd") == "ndb_disconnected"
+    assert logsql.classify("Node 2: Started (version 7.6.34)", "ndb_mgmd") == "ndb_started"
+    assert logsql.classify("Node 1: Node 2 Disconnected", "ndb_mgmd") == "ndb_disconnected"
 
 
 def test_render_fills_grafana_variables():
-    q = logql.render(logql.QUERIES["errors_by_node"], cluster="lab-galera", range_="10m")
-    assert "$" not in q and '{cluster=~"lab-galera"' in q and "[10m]" in q
-    for a in logql.annotations("loki-uid"):
-        assert a["datasource"] == {"type": "loki", "uid": "loki-uid"} and a["expr"]
+    q = logsql.render(logsql.QUERIES["errors_by_node"], cluster="lab-galera")
+    assert "$" not in q and '{cluster=~"lab-galera"' in q
+    assert logsql.within(q, "10m").startswith("_time:10m ")
+    for a in logsql.annotations("vl-uid"):
+        assert a["datasource"] == {"type": logsql.DATASOURCE_TYPE, "uid": "vl-uid"}
+        assert a["target"]["refId"] == "Anno" and a["target"]["expr"]
 
 
-# -- promtail targets from the lab's services ---------------------------------------------
-def test_targets_label_every_log():
+# -- the collector's configuration from the lab's description and services ----------------
+def test_every_lab_log_is_shipped_with_its_fields(tmp_path):
+    lab = Lab(tmp_path / "lab", 23300)
+    lab.save_settings("galera", {"nodes": 2, "garbd": True})
+    lab.save_settings("ndb", {"sql_nodes": 1})
+    node1 = str(gn.error_log(lab, 1))
     services = [
-        Service("galera-node2", "galera", "node", "127.0.0.1", 1, 1, "/l/galera/node2/error.log",
-                extra={"error_log": "/l/galera/node2/error.log", "node": "node2"}),
-        Service("mysqld-exporter-node2", "galera", "exp", "127.0.0.1", 2, 2,
-                "/l/logs/mysqld-exporter-node2.log",
-                extra={"node": "node2", "scrape": {"labels": {"cluster": "lab-galera",
-                                                              "node": "node2"}}}),
+        Service("galera-node1", "galera", "node", "127.0.0.1", 1, 1, node1,
+                extra={"error_log": node1, "node": "node1"}),
+        Service("mysqld-exporter", "galera", "exp", "127.0.0.1", 2, 2,
+                "/l/logs/mysqld-exporter.log",
+                extra={"scrape": {"labels": {"cluster": "lab-galera"}}}),
         Service("ndb-model", "ndb", "sim", "127.0.0.1", None, 3, "/l/logs/ndb-model.log",
-                simulated=True, extra={"cluster_log": "/l/ndb/ndb_1_cluster.log"}),
+                simulated=True),
         Service("victoria-metrics", "monitoring", "vm", "127.0.0.1", 4, 4,
                 "/l/logs/victoria-metrics.log"),
+        # a stand-in node the description does not list (as tests register them)
+        Service("logs-test-x", "galera", "stand-in", "127.0.0.1", None, None, "/l/x.log",
+                extra={"error_log": "/l/x.log", "node": "logs-test-x"}),
     ]
-    got = {t["labels"]["__path__"]: t["labels"] for t in logs.targets(services)}
-    assert len(got) == 5  # the node's log and error log are one file
-    node = got["/l/galera/node2/error.log"]
-    assert (node["cluster"], node["node"], node["component"]) == ("lab-galera", "node2",
-                                                                  "mariadb")
-    exp = got["/l/logs/mysqld-exporter-node2.log"]
-    assert (exp["cluster"], exp["node"], exp["component"]) == ("lab-galera", "node2",
-                                                               "mysqld-exporter")
-    clog = got["/l/ndb/ndb_1_cluster.log"]
-    assert (clog["cluster"], clog["component"], clog["simulated"]) == ("lab-ndb", "ndb_mgmd",
-                                                                       "true")
-    assert "node" not in clog  # it comes from each line
+    cfg = collector.shipper_config(
+        logs.lab_sources(lab, services), endpoint="http://127.0.0.1:9/", storage_dir="/s",
+        health_endpoint="127.0.0.1:1", metrics_host="127.0.0.1", metrics_port=2,
+        extra=logs.service_streams(services))
+    got = {r["include"][0]: r["resource"] for r in cfg["receivers"].values()}
+    # the description's logs: both nodes (running or not), garbd, the NDB cluster log
+    assert got[node1] == {"cluster": "lab-galera", "component": "mariadb", "node": "node1"}
+    assert got[str(gn.error_log(lab, 2))]["node"] == "node2"
+    assert got[str(gn.garbd_log(lab))] == {"cluster": "lab-galera", "component": "garbd",
+                                           "node": "garbd"}
+    clog = got[str(lab.path("ndb") / "cluster.log")]
+    assert clog == {"cluster": "lab-ndb", "component": "ndb_mgmd", "simulated": "true"}
+    # the lab's own services, the stand-in node
+    assert got["/l/logs/mysqld-exporter.log"] == {
+        "cluster": "lab-galera", "component": "mysqld-exporter", "service": "mysqld-exporter"}
     assert got["/l/logs/ndb-model.log"]["simulated"] == "true"
     assert got["/l/logs/victoria-metrics.log"]["cluster"] == "lab"
+    assert got["/l/x.log"] == {"cluster": "lab-galera", "component": "mariadb",
+                               "node": "logs-test-x"}
+    assert len(got) == 8  # node1's log and error log are one file
+    # local times in the machine's zone, as the lab's servers write them: the lab's
+    # description says which (log_timezone), by its IANA name
+    from clusterscope.lab.description import machine_timezone
+    zone = machine_timezone()
+    assert all(zone in json.dumps(r["operators"]) for r in cfg["receivers"].values()
+               if r["resource"]["component"] in ("mariadb", "ndb_mgmd"))
+    # the receivers' ids (where the read offsets are kept) do not change between renders
+    again = collector.shipper_config(logs.lab_sources(lab, services), endpoint="x",
+                                     storage_dir="/s", health_endpoint="h", metrics_host="m",
+                                     metrics_port=2)
+    assert set(again["receivers"]) <= set(cfg["receivers"])
 
 
-@pytest.mark.parametrize(("name", "source"), [("json", PXC80_JSON), ("cri", PXC80_IST)])
-def test_wrapped_lines_reach_loki_as_the_inner_line(shipped, name: str, source: Path):
-    """Kubernetes-shipped lines (the Percona Operator's JSON, the kubelet's CRI with a
-    partial piece) arrive as the error-log line itself, with its own time and level."""
-    expected = inner_lines(lines_of(source))
-    entries = shipped[name]
-    # every inner line with its own time is an entry, in order (a line without one, such as
-    # the SST script's "---- Starting the MySQL server ..." banner, joins the entry before)
-    assert [t.split("\n")[0] for _, _, t in entries] == [
-        ln for ln in expected if re.match(r"\d{4}-\d{2}-\d{2}", ln)]
-    for ts, labels, text in entries:
-        first = text.splitlines()[0]
-        assert _entry_time(ts, first) == _line_time(first), first
-        assert labels["level"] in ("info", "warning", "error"), (labels, first)
-        assert labels["component"] == "mariadb"
+def test_the_configuration_passes_the_collectors_own_validation(tmp_path):
+    cfg = collector.shipper_config(
+        [LogSource("c", "n", comp, f"/logs/{comp}.log", "Europe/Berlin", False)
+         for comp in (lf.MARIADB, lf.NDB_MGMD, lf.MYSQLD, lf.NDBMTD, lf.GARBD)],
+        endpoint="http://127.0.0.1:9428/insert/opentelemetry/v1/logs",
+        storage_dir=str(tmp_path), health_endpoint="127.0.0.1:13133",
+        metrics_host="127.0.0.1", metrics_port=8888)
+    path = tmp_path / "otelcol.yaml"
+    path.write_text(collector.render(cfg))
+    otelcol = str(gotools.build(gotools.TOOLS["otelcol"]))
+    ok = subprocess.run([otelcol, "validate", f"--config={path}"], capture_output=True,
+                        text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    # and the validation can fail: an operator the distribution does not know
+    bad = yaml.safe_load(path.read_text())
+    next(iter(bad["receivers"].values()))["operators"][0]["type"] = "no_such_operator"
+    path.write_text(yaml.safe_dump(bad))
+    no = subprocess.run([otelcol, "validate", f"--config={path}"], capture_output=True,
+                        text=True, timeout=60)
+    assert no.returncode != 0 and "no_such_operator" in no.stderr
+
+
+def test_a_collector_restart_ships_nothing_twice(tmp_path):
+    """The read offsets are kept in file_storage: after a restart the collector goes on
+    where it stopped (promtail's positions file did the same)."""
+    log = tmp_path / "node.log"
+    now = datetime.now()
+    stamp = f"{now:%Y-%m-%d} {now.hour:2d}:{now:%M:%S} 0"
+    log.write_text("".join(f"{stamp} [Note] restart-test first {i}\n" for i in range(5)))
+    source = LogSource("restart", "n1", lf.MARIADB, str(log), "Local", False)
+    with store_and_shipper(tmp_path) as (lab, vlogs):
+        cfg = collector.shipper_config([source], endpoint=endpoint(lab),
+                                       storage_dir=str(tmp_path / "storage"),
+                                       **collector_ports(lab))
+        start_collector(lab, cfg)
+        eventually(lambda: len(vlogs.entries('{cluster="restart"}', 0)) == 5, 30,
+                   "the first 5 lines")
+        lab.stop("scratch-otelcol")
+        with open(log, "a") as f:  # written while the collector is down
+            f.write("".join(f"{stamp} [Note] restart-test second {i}\n" for i in range(3)))
+        start_collector(lab, cfg)
+        eventually(lambda: len(vlogs.entries('{cluster="restart"}', 0)) >= 8, 30,
+                   "the 3 lines written while it was down")
+        time.sleep(3)  # anything shipped twice would arrive by now
+        lines = [e.line for e in vlogs.entries('{cluster="restart"}', 0)]
+        assert len(lines) == 8 and len(set(lines)) == 8, lines
+
+
+def test_victorialogs_takes_the_loki_push_protocol(tmp_path):
+    """A user's existing Loki client (promtail, Alloy, Fluent Bit's `loki` output) can push
+    to VictoriaLogs: its Loki push endpoint takes Loki's JSON, and the stream's labels
+    become the stream fields the dashboards select on (VictoriaLogs v1.52.1
+    app/vlinsert/loki/loki_json.go)."""
+    line = "2026-11-26  9:00:00 0 [Warning] WSREP: pushed the Loki way"
+    body = json.dumps({"streams": [{"stream": {"cluster": "loki-push", "node": "n1",
+                                               "component": "mariadb", "level": "warning"},
+                                    "values": [[str(time.time_ns()), line]]}]}).encode()
+    with store_and_shipper(tmp_path) as (lab, vlogs):
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{lab.port('scratch-vlogs')}/insert/loki/api/v1/push",
+            data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert resp.status in (200, 204)
+        [entry] = vlogs.wait_for('{cluster="loki-push", level="warning"}', 0, timeout=30)
+    assert entry.line == line
+    assert entry.labels["_stream"] == ('{cluster="loki-push",component="mariadb",'
+                                       'level="warning",node="n1"}')

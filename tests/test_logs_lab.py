@@ -1,6 +1,7 @@
-"""Loki and promtail in the real lab: lines reach Loki with their labels, a Galera IST
-recovery and a simulated NDB restart show up through the dashboards' LogQL, and Loki going
-down stops no exporter and loses no line."""
+"""VictoriaLogs and the OpenTelemetry Collector in the real lab: lines reach VictoriaLogs with
+their fields, a Galera IST recovery and a simulated NDB restart show up through the
+dashboards' LogsQL, a service that comes later is shipped without a restart, and
+VictoriaLogs going down stops no exporter and loses no line."""
 
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from helpers import eventually, scrape, val
+from helpers import eventually, scrape, series
 
-from clusterscope.clients.loki import Loki
+from clusterscope.clients.vlogs import VLogs
 from clusterscope.lab import logs
 from clusterscope.lab.core import Lab, Service, pid_alive
 from clusterscope.lab.mariadb import connect
-from clusterscope.logs import logql
+from clusterscope.logs import logsql
 
 pytestmark = pytest.mark.lab
 
@@ -35,8 +36,8 @@ def logs_lab(lab):
 
 
 @pytest.fixture(scope="module")
-def loki(logs_lab) -> Loki:
-    return Loki(f"http://127.0.0.1:{logs_lab.port('loki')}")
+def vlogs(logs_lab) -> VLogs:
+    return VLogs(f"http://127.0.0.1:{logs_lab.port('victoria-logs')}")
 
 
 def _append(path: str, line: str) -> None:
@@ -50,7 +51,12 @@ def _mariadb_line(severity: str, text: str) -> str:
     return f"{now:%Y-%m-%d} {now.hour:2d}:{now:%M:%S} 0 [{severity}] {text}"
 
 
-def test_a_galera_log_line_reaches_loki_with_its_labels(logs_lab, loki):
+def _has(marker: str) -> str:
+    """A LogsQL substring filter on the message (a phrase filter would match whole words)."""
+    return f"~{logsql.quote(marker.replace('.', '[.]'))}"
+
+
+def test_a_galera_log_line_reaches_victorialogs_with_its_fields(logs_lab, vlogs):
     node = logs_lab.service("galera-node2")
     marker = f"clusterscope-logs-test {uuid.uuid4()}"
     line = _mariadb_line("Warning", marker)
@@ -58,15 +64,15 @@ def test_a_galera_log_line_reaches_loki_with_its_labels(logs_lab, loki):
     _append(node["extra"]["error_log"], "\n".join(
         [line, line.replace(marker, f"{marker} second"), line.replace(marker, f"{marker} third")]))
     second = datetime.strptime(line[:19].replace("  ", " 0"), "%Y-%m-%d %H:%M:%S").timestamp()
-    found = loki.wait_for(f'{{cluster="lab-galera", node="node2"}} |= "{marker}"', second - 5,
-                          timeout=30, min_count=3)
+    found = vlogs.wait_for(f'{{cluster="lab-galera", node="node2"}} {_has(marker)}', second - 5,
+                           timeout=30, min_count=3)
     assert len(found) == 3
     labels = found[0].labels
     assert (labels["cluster"], labels["node"], labels["component"], labels["level"]) == (
         "lab-galera", "node2", "mariadb", "warning")
     # each entry carries the line's own second, not the time it was read ...
     assert {int(e.ts_ns // 1_000_000_000) for e in found} == {int(second)}
-    # ... and lines of one second keep the order they were written in (Loki would order
+    # ... and lines of one second keep the order they were written in (VictoriaLogs orders
     # equal timestamps its own way): increasing, or all read > 1 s late (capped, equal)
     by_line = {e.line: e.ts_ns for e in found}
     stamps = [by_line[ln] for ln in sorted(by_line, key=lambda t: ("second" in t) + 2 * (
@@ -75,28 +81,34 @@ def test_a_galera_log_line_reaches_loki_with_its_labels(logs_lab, loki):
     assert capped or stamps[0] < stamps[1] < stamps[2], stamps
 
 
-def test_errors_by_node_counts_an_error_line(logs_lab, loki):
+def test_errors_by_node_counts_an_error_line(logs_lab, vlogs):
     node = logs_lab.service("galera-node1")
     marker = f"clusterscope-logs-test error {uuid.uuid4()}"
     t0 = time.time()
     _append(node["extra"]["error_log"], _mariadb_line("ERROR", marker))
-    loki.wait_for(f'{{cluster="lab-galera"}} |= "{marker}"', t0 - 5, timeout=30)
-    expr = logql.render(logql.QUERIES["errors_by_node"], cluster="lab-galera", range_="10m")
+    vlogs.wait_for(f'{{cluster="lab-galera"}} {_has(marker)}', t0 - 5, timeout=30)
+    expr = logsql.within(logsql.render(logsql.QUERIES["errors_by_node"], cluster="lab-galera"),
+                         "10m")
     series = {(r["metric"].get("node"), r["metric"].get("component")): float(r["value"][1])
-              for r in loki.instant(expr)}
+              for r in vlogs.stats(expr)}
     assert series.get(("node1", "mariadb"), 0) >= 1
-    errors = loki.entries(logql.render(logql.QUERIES["errors"], cluster="lab-galera"), t0 - 5)
+    errors = vlogs.entries(logsql.render(logsql.QUERIES["errors"], cluster="lab-galera"),
+                           t0 - 5)
     assert any(marker in e.line for e in errors)
 
 
-def test_exporter_logs_are_shipped(logs_lab, loki):
+def test_exporter_logs_are_shipped(logs_lab, vlogs):
     t0 = time.time() - 3600
-    found = loki.wait_for('{component="mysqld-exporter", cluster="lab-galera"}', t0, timeout=30)
-    assert {e.labels.get("node") for e in found} <= {"node1", "node2", "node3"}
-    assert all(e.labels.get("node") for e in found)
+    # one mysqld_exporter probes every node of every cluster: it belongs to no one cluster
+    found = vlogs.wait_for('{component="mysqld-exporter"}', t0, timeout=30)
+    assert {(e.labels["cluster"], e.labels["service"]) for e in found} == {
+        ("lab", "mysqld-exporter")}
+    assert all(e.labels.get("level") for e in found)  # its logfmt severity
+    tracker = vlogs.wait_for('{component="galera-tracker"}', t0, timeout=30)
+    assert {e.labels["cluster"] for e in tracker} == {"lab-galera"}
 
 
-def test_galera_ist_recovery_appears_as_events(logs_lab, loki):
+def test_galera_ist_recovery_appears_as_events(logs_lab, vlogs):
     t0 = time.time()
     logs_lab.cli("lab", "galera", "kill-node", "3")
     # writes node3 misses, so its rejoin needs an IST (no gap: it just rejoins)
@@ -111,15 +123,15 @@ def test_galera_ist_recovery_appears_as_events(logs_lab, loki):
     finally:
         conn.close()
     logs_lab.cli("lab", "galera", "start-node", "3", timeout=400)
-    expr = logql.render(logql.QUERIES["galera_recovery_events"], cluster="lab-galera",
-                        node="node3")
+    expr = logsql.render(logsql.QUERIES["galera_recovery_events"], cluster="lab-galera",
+                         node="node3")
 
     def synced(entries):
         return any(e.labels.get("to_state") == "SYNCED" for e in entries)
 
     deadline = time.monotonic() + 30
     while True:
-        entries = loki.entries(expr, t0 - 1)
+        entries = vlogs.entries(expr, t0 - 1)
         if synced(entries) or time.monotonic() > deadline:
             break
         time.sleep(0.5)
@@ -127,44 +139,46 @@ def test_galera_ist_recovery_appears_as_events(logs_lab, loki):
               if e.labels.get("to_state")]
     assert ("PRIMARY", "JOINER") in shifts and ("JOINED", "SYNCED") in shifts, shifts
     assert shifts.index(("PRIMARY", "JOINER")) < shifts.index(("JOINED", "SYNCED"))
-    kinds = {logql.classify(e.line) for e in entries}
+    kinds = {logsql.classify(e.line) for e in entries}
     assert "galera_ist_received" in kinds, [e.line for e in entries]
     assert all(e.labels["node"] == "node3" for e in entries)
-    # the annotation's query finds the same state changes
-    anno = next(a for a in logql.ANNOTATIONS if a["name"] == "Galera state changes")
-    anno_entries = loki.entries(logql.render(anno["expr"], cluster="lab-galera",
-                                             node="node3"), t0 - 1)
-    assert {(e.labels.get("from_state"), e.labels.get("to_state"))
-            for e in anno_entries} >= {("PRIMARY", "JOINER"), ("JOINED", "SYNCED")}
-    transfers = next(a for a in logql.ANNOTATIONS if a["name"].startswith("Galera state tr"))
-    lines = [e.line for e in loki.entries(logql.render(transfers["expr"], cluster="lab-galera",
-                                                       node="node3"), t0 - 1)]
+    # the annotation's query finds the same state changes, its title in the message
+    anno = next(a for a in logsql.ANNOTATIONS if a["name"] == "Galera state changes")
+    anno_entries = vlogs.entries(logsql.render(anno["expr"], cluster="lab-galera",
+                                               node="node3"), t0 - 1)
+    assert {(e.labels.get("node"), e.labels.get("to_state")) for e in anno_entries} >= {
+        ("node3", "JOINER"), ("node3", "SYNCED")}
+    assert any(e.line.startswith("node3: PRIMARY -> JOINER  ") for e in anno_entries)
+    transfers = next(a for a in logsql.ANNOTATIONS if a["name"].startswith("Galera state tr"))
+    lines = [e.line for e in vlogs.entries(logsql.render(transfers["expr"], cluster="lab-galera",
+                                                         node="node3"), t0 - 1)]
     assert any("IST received" in ln for ln in lines), lines
 
 
-def test_simulated_ndb_restart_appears_as_events(logs_lab, loki):
+def test_simulated_ndb_restart_appears_as_events(logs_lab, vlogs):
     t0 = time.time()
     logs_lab.cli("lab", "ndb", "restart-node", "2", "--profile", "7.6", "--time-scale", "120",
                  "--wait", timeout=300)
-    expr = logql.render(logql.QUERIES["ndb_restart_phases"], cluster="lab-ndb")
-    entries = loki.wait_for(expr, t0 - 1, timeout=30,
-                            predicate=lambda e: logql.classify(e.line) == "ndb_started")
-    entries = loki.entries(expr, t0 - 1)
+    expr = logsql.render(logsql.QUERIES["ndb_restart_phases"], cluster="lab-ndb")
+    vlogs.wait_for(expr, t0 - 1, timeout=30,
+                   predicate=lambda e: logsql.classify(e.line) == "ndb_started")
+    entries = vlogs.entries(expr, t0 - 1)
     node2 = [e for e in entries if e.labels.get("node") == "2"]
     phases = {int(e.labels["phase"]): e.ts_ns for e in node2 if e.labels.get("phase")}
     # every start phase of a node restart, each stamped with the cluster log's own time
     # (whole seconds: at --time-scale 120 several phases share one, so only "not after
-    # Started" is an order Loki can keep)
+    # Started" is an order the store can keep)
     assert set(phases) >= {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101}, sorted(phases)
-    started = [e.ts_ns for e in node2 if logql.classify(e.line) == "ndb_started"]
+    started = [e.ts_ns for e in node2 if logsql.classify(e.line) == "ndb_started"]
     assert started and max(phases.values()) <= max(started)
     # in the cluster log's order (the phases' order here), never before their second
     order = [phases[p] for p in sorted(phases)]
     assert order == sorted(order)
-    anno = next(a for a in logql.ANNOTATIONS if a["name"].startswith("NDB restarts"))
-    anno_lines = [e.line for e in loki.entries(logql.render(anno["expr"], cluster="lab-ndb"),
-                                               t0 - 1)]
-    assert any("Node 2: Started (" in ln for ln in anno_lines), anno_lines
+    anno = next(a for a in logsql.ANNOTATIONS if a["name"].startswith("NDB restarts"))
+    anno_lines = [e.line for e in vlogs.entries(logsql.render(anno["expr"], cluster="lab-ndb"),
+                                                t0 - 1)]
+    assert any(ln.startswith("NDB node 2: ") and "Node 2: Started (" in ln
+               for ln in anno_lines), anno_lines
     # the same events through the CLI, marked simulated
     out = logs_lab.cli("logs", "events", "--json", "--since", "10m", "--cluster", "lab-ndb")
     events = [json.loads(ln) for ln in out.stdout.splitlines()]
@@ -173,7 +187,7 @@ def test_simulated_ndb_restart_appears_as_events(logs_lab, loki):
     assert all(e.labels.get("simulated") == "true" for e in entries)
 
 
-def test_a_service_that_comes_later_is_shipped_after_refresh(logs_lab, loki):
+def test_a_service_that_comes_later_is_shipped_after_refresh(logs_lab, vlogs):
     real = Lab(logs_lab.root, logs_lab.port_base)
     name = f"logs-test-{uuid.uuid4().hex[:8]}"
     log = real.log_path(name)
@@ -183,12 +197,13 @@ def test_a_service_that_comes_later_is_shipped_after_refresh(logs_lab, loki):
     real.register(Service(name=name, part="galera", what="a test's stand-in service",
                           host="127.0.0.1", port=None, pid=None, log=str(log)))
     try:
-        promtail_pid = real.service("promtail").pid
-        logs.refresh(real)  # what monitoring's after_lab_change() does
-        found = loki.wait_for(f'{{component="{name}"}} |= "{marker}"', t0 - 5, timeout=60)
+        collector_pid = real.service("otelcol").pid
+        assert logs.refresh(real)  # what monitoring's after_lab_change() does: a SIGHUP
+        found = vlogs.wait_for(f'{{component="{name}"}} {_has(marker)}', t0 - 5, timeout=60)
         assert found[0].labels["cluster"] == "lab-galera"
         assert found[0].labels["level"] == "error"
-        assert real.service("promtail").pid == promtail_pid  # no restart needed
+        assert real.service("otelcol").pid == collector_pid  # no restart needed
+        assert real.running("otelcol")
     finally:
         real.unregister(name)
         logs.refresh(real)
@@ -202,35 +217,42 @@ def _metrics_ok(port: int) -> bool:
         return False
 
 
-def test_loki_down_stops_no_exporter_and_loses_no_line(logs_lab, loki):
-    """Runs last in this module: it kills Loki and brings it back."""
+def test_victorialogs_down_stops_no_exporter_and_loses_no_line(logs_lab, vlogs):
+    """Runs last in this module: it kills VictoriaLogs and brings it back."""
     real = Lab(logs_lab.root, logs_lab.port_base)
     exporters = [s for s in real.services() if (s.extra or {}).get("scrape")
-                 and s.name not in ("loki", "promtail") and s.port]
+                 and s.name not in (logs.VLOGS, logs.OTELCOL) and s.port]
     assert exporters
-    svc = real.service("loki")
+    svc = real.service(logs.VLOGS)
+    otelcol_port = real.port(logs.OTELCOL)
     try:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(svc.pid, signal.SIGKILL)
-        deadline = time.monotonic() + 10
-        while pid_alive(svc.pid, svc.start_time) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not pid_alive(svc.pid, svc.start_time)
-        marker = f"clusterscope-logs-test while-loki-down {uuid.uuid4()}"
+        eventually(lambda: not pid_alive(svc.pid, svc.start_time), 10, "VictoriaLogs gone")
+        marker = f"clusterscope-logs-test while-vlogs-down {uuid.uuid4()}"
         t0 = time.time()
         error_log = logs_lab.service("galera-node3")["extra"]["error_log"]
+
+        def read_by_collector() -> float:
+            # the counter as prometheus_client parses it (a counter sample is *_total)
+            return sum(v for lb, v in series(scrape(otelcol_port),
+                                             "otelcol_receiver_accepted_log_records_total")
+                       if ".node3.mariadb." in lb.get("receiver", ""))
+        before = read_by_collector()
         _append(error_log, _mariadb_line("Note", marker))
-        size = Path(error_log).stat().st_size
-        eventually(lambda: (val(scrape(real.port("promtail")), "promtail_read_bytes_total",
-                                path=error_log) or 0) >= size, 30,
-                   "promtail reading the line written while Loki is down")
+        # the collector reads the line and queues it (on disk) while the store is down
+        eventually(lambda: read_by_collector() > before, 30,
+                   "the collector reading the line written while VictoriaLogs is down")
+        eventually(lambda: sum(v for _, v in series(scrape(otelcol_port),
+                                                    "otelcol_exporter_queue_size")) > 0,
+                   30, "the line waiting in the collector's queue")
         down = {s.name: _metrics_ok(s.port) for s in exporters}
         assert all(down.values()), down
-        assert real.running("promtail")
+        assert real.running(logs.OTELCOL)
     finally:
-        logs.up(real)  # Loki back (its WAL replays) for whatever runs next
-    # promtail's retries deliver the line written while Loki was down
-    found = loki.wait_for(f'{{cluster="lab-galera", node="node3"}} |= "{marker}"', t0 - 5,
-                          timeout=60)
+        logs.up(real)  # VictoriaLogs back for whatever runs next
+    # the collector's retries deliver the line written while VictoriaLogs was down
+    found = vlogs.wait_for(f'{{cluster="lab-galera", node="node3"}} {_has(marker)}', t0 - 5,
+                           timeout=90)
     assert len(found) == 1
-    assert Path(real.service("loki").extra["data"]).is_dir()
+    assert Path(real.service(logs.VLOGS).extra["data"]).is_dir()

@@ -7,15 +7,11 @@ import random
 import statistics
 from pathlib import Path
 
-import pytest
-from helpers import SHARED
+from helpers import shared_fixture
 from ndbinfo_exporter import schema
 
 from clusterscope.ndbsim import ddl, scenario
 from clusterscope.ndbsim import restart as rs
-
-# copies of ../shared/fixtures/ndbinfo (the MySQL team's recorded results)
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ndbinfo"
 
 
 def desc_blocks(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
@@ -41,7 +37,7 @@ def desc_blocks(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
 
 def recorded() -> dict[str, list[tuple[str, str, bool]]]:
     out: dict[str, list[tuple[str, str, bool]]] = {}
-    for f in sorted(FIXTURES.glob("*.result.txt")):
+    for f in sorted(shared_fixture("ndbinfo").glob("*.result.txt")):
         out.update(desc_blocks(f))
     return out
 
@@ -60,7 +56,7 @@ def test_schema_equals_every_recorded_desc() -> None:
 
 
 def test_logspaces_columns_match_the_recorded_output() -> None:
-    text = (FIXTURES / "logspaces.result.txt").read_text().splitlines()
+    text = shared_fixture("ndbinfo", "logspaces.result.txt").read_text().splitlines()
     header = next(line for line in text if line.startswith("| node_id"))
     names = [h.strip() for h in header.strip("|").split("|")]
     assert names == [c.name for c in schema.view("logspaces").columns_for("7.6")]
@@ -181,15 +177,3 @@ def test_initial_restart_copies_instead_of_recovering_locally() -> None:
     # all data comes from the live node: ~60 GB at the modelled copy rate
     assert steps["to_synchronize_starting_node"] > 100 * max(1, normal[
         "to_synchronize_starting_node"])
-
-
-def test_fixture_copies_equal_the_shared_originals() -> None:
-    """The repository's copies are the recorded results, byte for byte (the originals are
-    not in a clone elsewhere, which is why the copies exist: there this says "skipped")."""
-    shared = SHARED / "fixtures" / "ndbinfo"
-    if not shared.is_dir():
-        pytest.skip(f"the shared originals ({shared}) are not on this machine")
-    originals = sorted(p.name for p in shared.iterdir())
-    assert originals and originals == sorted(p.name for p in FIXTURES.iterdir())
-    for name in originals:
-        assert (FIXTURES / name).read_bytes() == (shared / name).read_bytes(), name

@@ -31,6 +31,8 @@ from clusterscope.rules.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 RULE_FILES = sorted((REPO / "rules").glob("*.yml"))
+# the alerts on log lines: LogsQL (tests/test_logs_alerts.py runs them), not for promtool
+LOG_RULE_FILES = sorted((REPO / "rules" / "vlogs").glob("*.yml"))
 CONFIG = load_config()
 GALERA = {"job": "galera", "cluster": "lab-galera"}
 TRACKER = {"job": "galera_tracker", "cluster": "lab-galera", "instance": "127.0.0.1:1"}
@@ -88,7 +90,7 @@ def test_generated_rules_are_current() -> None:
 
 def test_every_alert_has_labels_annotations_and_a_runbook_page() -> None:
     seen = []
-    for f in RULE_FILES:
+    for f in [*RULE_FILES, *LOG_RULE_FILES]:
         for group in yaml.safe_load(f.read_text())["groups"]:
             for rule in group["rules"]:
                 if "record" in rule:
@@ -448,9 +450,67 @@ def test_a_lost_arbitrator_alerts_once_per_cluster_but_not_for_a_restarting_node
     ])
 
 
-def test_no_ndbinfo_exporter_scraped_at_all(tmp_path) -> None:
-    series = [const("up", {"job": "other", "instance": "x"}, [1] * 30)]
-    promtool_test(tmp_path, series, [firing("NdbExporterAbsent", 29 * STEP, [{"job": "ndbinfo"}])])
+INVENTORY = {"job": "clusterscope_inventory", "instance": "inventory:9110"}
+
+
+def test_a_described_ndb_cluster_nobody_scrapes(tmp_path) -> None:
+    """The description lists NDB clusters x and y; only y is scraped: x alone is absent.
+    The old rule (`absent(up{job="ndbinfo"})`) could not name x and stayed quiet while y
+    was scraped."""
+    series = [const("clusterscope_cluster_info", {**INVENTORY, "cluster": c, "kind": "ndb"},
+                    [1] * 30) for c in ("x", "y")]
+    series.append(const("up", {"job": "ndbinfo", "cluster": "y", "instance": "y"}, [1] * 30))
+    promtool_test(tmp_path, series, [firing("NdbExporterAbsent", 29 * STEP, [{"cluster": "x"}])])
+
+
+def test_nothing_is_absent_for_a_product_not_deployed(tmp_path) -> None:
+    """A Galera-only deployment: no ndbinfo job at all, and no NDB alert (the old rule,
+    `absent(up{job="ndbinfo"})`, paged it as NdbExporterAbsent)."""
+    series = [const("clusterscope_cluster_info", {**INVENTORY, "cluster": "g", "kind": "galera"},
+                    [1] * 40),
+              const("clusterscope_node_info", {**INVENTORY, "cluster": "g", "node": "n1",
+                                               "role": "galera"}, [1] * 40),
+              const("up", {"job": "galera", "cluster": "g", "node": "n1", "instance": "h:1"},
+                    [1] * 40),
+              const("up", INVENTORY, [1] * 40)]
+    promtool_test(tmp_path, series, [
+        firing(a, 39 * STEP, None)
+        for a in ("NdbExporterAbsent", "NdbExporterDown", "GaleraExporterAbsent",
+                  "ClusterscopeInventoryDown", "GaleraTrackerDown", "LoadgenDown")])
+
+
+def test_a_described_galera_node_nobody_scrapes(tmp_path) -> None:
+    series = [const("clusterscope_node_info", {**INVENTORY, "cluster": "g", "node": n,
+                                               "role": "galera"}, [1] * 40)
+              for n in ("n1", "n2")]
+    series.append(const("clusterscope_node_info", {**INVENTORY, "cluster": "g", "node": "arb",
+                                                   "role": "garbd"}, [1] * 40))
+    series.append(const("up", {"job": "galera", "cluster": "g", "node": "n1",
+                               "instance": "h:1"}, [1] * 40))
+    # garbd has nothing to scrape: only n2 is missing
+    promtool_test(tmp_path, series, [
+        firing("GaleraExporterAbsent", 39 * STEP, [{"cluster": "g", "node": "n2"}])])
+
+
+def test_the_inventory_itself_absent_or_invalid(tmp_path) -> None:
+    series = [const("up", {"job": "other", "instance": "x"}, [1] * 40)]
+    promtool_test(tmp_path, series, [
+        firing("ClusterscopeInventoryDown", 39 * STEP, [{"job": "clusterscope_inventory"}])])
+    series = [const("up", INVENTORY, [1] * 40),
+              const("clusterscope_inventory_config_last_reload_successful", INVENTORY,
+                    [1] * 10 + [0] * 30)]
+    promtool_test(tmp_path, series, [
+        firing("ClusterscopeInventoryInvalid", 39 * STEP, [INVENTORY])])
+
+
+def test_a_dead_sql_node_of_several(tmp_path) -> None:
+    lab = {"job": "ndbinfo", "cluster": "lab-ndb", "instance": "lab-ndb"}
+    series = [const("ndb_sql_node_up", {**lab, "sql_node": "sql1"}, [1] * 5 + [0] * 35),
+              const("ndb_sql_node_up", {**lab, "sql_node": "sql2"}, [1] * 40),
+              const("ndb_up", lab, [1] * 40), const("up", lab, [1] * 40)]
+    promtool_test(tmp_path, series, [
+        firing("NdbSqlNodeDown", 39 * STEP, [{"cluster": "lab-ndb", "sql_node": "sql1"}]),
+        firing("NdbExporterDown", 39 * STEP, None)])
 
 
 # -- tables, transactions, locks, the disk page buffer, commit latency (issue 27) -----------
@@ -596,6 +656,22 @@ def test_galera_down_node_via_mysql_up_and_cluster_size(tmp_path) -> None:
         firing("GaleraClusterSizeReduced", (back + 5) * STEP, None),
         firing("GaleraNodeNotReady", (back + 5) * STEP, None),
     ])
+
+
+def test_galera_cluster_size_against_the_description(tmp_path) -> None:
+    """Two nodes and garbd described (3 members); the cluster has run with 2 for longer
+    than the history window (garbd never came back): only the description knows. The old
+    rule needed rules/config.yaml's expected_cluster_size for it."""
+    n = 40
+    series = [const("clusterscope_cluster_members",
+                    {**INVENTORY, "cluster": "staging", "kind": "galera", "role": r}, [c] * n)
+              for r, c in (("galera", 2), ("garbd", 1))]
+    for i in (1, 2):
+        lab = {**galera_node(i), "cluster": "staging"}
+        series.append(const("mysql_up", lab, [1] * n))
+        series.append(const("mysql_global_status_wsrep_cluster_size", lab, [2] * n))
+    promtool_test(tmp_path, series, [
+        firing("GaleraClusterSizeReduced", (n - 1) * STEP, [{"cluster": "staging"}])])
 
 
 def test_galera_cluster_size_counts_garbd(tmp_path) -> None:

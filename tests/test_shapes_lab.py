@@ -46,11 +46,13 @@ class ShapeLab:
         return VM(self.url("victoria-metrics"))
 
     def down_or_absent(self) -> list[str]:
-        """`*Down`/`*Absent` alerts vmalert holds now (pending or firing) and that ever
-        reached the webhook."""
+        """`*Down`/`*Absent` alerts firing in vmalert now and that ever reached the
+        webhook (a pending one has not fired: its `for:` is what keeps a moment's hiccup of
+        a loaded machine from paging)."""
         with urllib.request.urlopen(f"{self.url('vmalert')}/api/v1/alerts", timeout=10) as r:
             active = json.loads(r.read())["data"]["alerts"] or []
-        names = [f"{a['name']} ({a['state']}) {a.get('labels')}" for a in active]
+        names = [f"{a['name']} ({a['state']}) {a.get('labels')}" for a in active
+                 if a["state"] == "firing"]
         notes = self.root / "monitoring" / "notifications.jsonl"
         if notes.exists():
             for line in notes.read_text().splitlines():

@@ -1,4 +1,5 @@
-"""galera_tracker on real error logs (tests/fixtures/galera): parsing, following, restarts.
+"""galera_tracker on real error logs (tests/fixtures/galera, recorded in the lab, and the PXC
+logs in shared/fixtures/galera): parsing, following, restarts.
 
 Fast, no lab: the fixtures are real MariaDB 10.11 / PXC 8.0 logs recorded on clusters.
 """
@@ -16,11 +17,15 @@ from galera_tracker.metrics import TrackerCollector
 from galera_tracker.parser import Aborted, NodeParser, Recovery, parse_timestamp
 from galera_tracker.state import Tracker
 from galera_tracker.wrapped import Unwrapper, unwrap
+from helpers import SHARED_FIXTURES, shared_fixture
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
+# lines recorded in this project's lab; the PXC logs (from percona/percona-toolkit) are read
+# in shared/fixtures/galera
 FIX = Path(__file__).parent / "fixtures" / "galera"
+SHARED_GALERA = SHARED_FIXTURES / "galera"
 
 # Expected values read by hand from each log's "Shifting PRIMARY -> JOINER" and
 # "Shifting JOINED -> SYNCED" lines, its SST script lines and its donor selection.
@@ -38,7 +43,8 @@ def recoveries(lines: list[str], node: str = "node3") -> list[Recovery]:
 
 
 def lines_of(name: str) -> list[str]:
-    return (FIX / name).read_text().splitlines()
+    path = FIX / name if (FIX / name).exists() else shared_fixture("galera", name)
+    return path.read_text().splitlines()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -515,7 +521,8 @@ def test_another_joiner_s_lines_in_the_window_do_not_change_the_donor() -> None:
                                                 ("ist", "ist", "cluster1-0")]
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in FIX.glob("*.log")))
+@pytest.mark.parametrize("name", sorted({p.name for d in (FIX, SHARED_GALERA)
+                                          for p in d.glob("*.log")}))
 def test_fixture_headers_change_nothing(name: str) -> None:
     lines = lines_of(name)
     assert lines[0].startswith("# ")
@@ -605,3 +612,40 @@ def total_in(m: dict, cluster: str, node: str, kind: str, method: str) -> float:
     key = ("galera_recoveries_total", (("cluster", cluster), ("kind", kind),
                                        ("method", method), ("node", node)))
     return m.get(key, 0.0)
+
+
+@pytest.mark.parametrize("damage", [
+    "{not json",
+    json.dumps({"nodes": {"node3": {"path": "P", "position": {"offset": "lots"}}}}),
+    json.dumps({"nodes": {"node3": {"path": "P", "position": {"head": "zz"}}}}),
+    json.dumps({"nodes": {"node3": {"path": "P", "stats": {"nonsense": 1}}}}),
+])
+def test_a_damaged_state_file_is_kept_aside_not_overwritten(tmp_path: Path, capsys,
+                                                             damage: str) -> None:
+    """A state file the tracker cannot use is renamed aside with a message (the counts
+    in it stay for a person to recover), and the tracker starts: it never crashes on it
+    nor silently writes over it."""
+    log = tmp_path / "error.log"
+    log.write_text((FIX / "restart-node3-ist-recover1-down20.log").read_text())
+    state = tmp_path / "state.json"
+    state.write_text(damage.replace('"P"', json.dumps(str(log))))
+    t = Tracker({"node3": str(log)}, str(state))
+    t.poll()
+    assert total(metrics(t), "node3", "ist", "ist") == 1
+    aside = list(tmp_path.glob("state.json.damaged-*"))
+    assert len(aside) == 1 and aside[0].read_text() == damage.replace('"P"',
+                                                                      json.dumps(str(log)))
+    assert "kept as" in capsys.readouterr().err
+    assert json.loads(state.read_text())["nodes"]  # a new, whole state file
+
+
+def test_a_line_that_never_ends_is_not_kept_whole(tmp_path: Path) -> None:
+    """8 MiB without a newline: handed on in pieces, never held whole in memory or in the
+    state file."""
+    log = tmp_path / "error.log"
+    state = tmp_path / "state.json"
+    log.write_bytes(b"x" * (8 << 20))
+    t = Tracker({"node3": str(log)}, str(state))
+    t.poll()
+    t.save()
+    assert state.stat().st_size < 3 << 20

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -15,9 +16,21 @@ class PeriodError(ValueError):
     pass
 
 
+# Times a period may hold: from the epoch (VictoriaMetrics stores nothing earlier) to the
+# last second datetime can print (Period.__str__).
+EARLIEST, LATEST = 0.0, datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+
+
 def parse_time(text: str, now: float | None = None) -> float:
     now = time.time() if now is None else now
-    text = text.strip()
+    t = _parse_time(text.strip(), now)
+    # float() reads "nan", "inf" and 1e400; an ISO time may lie before 1970
+    if not (math.isfinite(t) and EARLIEST <= t <= LATEST):
+        raise PeriodError(f"time {text.strip()!r} is outside 1970-01-01..9999-12-31")
+    return t
+
+
+def _parse_time(text: str, now: float) -> float:
     if text == "now":
         return now
     if m := _REL.match(text):
@@ -28,10 +41,10 @@ def parse_time(text: str, now: float | None = None) -> float:
         pass
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
+        return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
+    except (ValueError, OverflowError) as exc:
         raise PeriodError(f"not a time: {text!r} (use ISO 8601, unix seconds, now or -15m)"
                           ) from exc
-    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     c = dsub.add_parser("check", help="fail if the committed JSON is not what generate makes")
     c.set_defaults(func=cmd_generate, check=True)
     v = dsub.add_parser("verify", help="run every panel's query against the lab's"
-                        " VictoriaMetrics and Loki and list panels without data")
+                        " VictoriaMetrics and VictoriaLogs and list panels without data")
     v.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
     v.add_argument("--minutes", type=float, default=30.0, help="time range to query")
     v.add_argument("--json", action="store_true")

@@ -13,7 +13,6 @@ from grafana_foundation_sdk.builders import (
     bargauge,
     heatmap,
     logs,
-    loki,
     prometheus,
     stat,
     statetimeline,
@@ -23,6 +22,9 @@ from grafana_foundation_sdk.builders import (
 )
 from grafana_foundation_sdk.builders import dashboard as dash
 from grafana_foundation_sdk.builders.common import GraphThresholdsStyleConfig, StackingConfig
+from grafana_foundation_sdk.cog import builder as cogbuilder
+from grafana_foundation_sdk.cog import variants as cogvariants
+from grafana_foundation_sdk.cog.runtime import UnknownDataquery
 from grafana_foundation_sdk.models.common import (
     GraphDrawStyle,
     GraphThresholdsStyleMode,
@@ -45,12 +47,15 @@ from grafana_foundation_sdk.models.dashboard import (
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from clusterscope.dashboards.uids import TAG
+from clusterscope.logs.logsql import DATASOURCE_TYPE as LOGS_TYPE
 
 # (variable name, datasource type, provisioned uid, provisioned name)
 METRICS_DS = ("datasource", "prometheus", "victoriametrics", "VictoriaMetrics")
-LOGS_DS = ("logs_ds", "loki", "loki", "Loki")
+# the VictoriaLogs datasource plugin (VictoriaMetrics/victorialogs-datasource v0.30.1,
+# src/plugin.json "id"), provisioned with uid `victorialogs`
+LOGS_DS = ("logs_ds", LOGS_TYPE, "victorialogs", "VictoriaLogs")
 VM = DataSourceRef(type_val="prometheus", uid="${datasource}")
-LOKI = DataSourceRef(type_val="loki", uid="${logs_ds}")
+LOGS = DataSourceRef(type_val=LOGS_TYPE, uid="${logs_ds}")
 
 # Shown on real deployments too (a text panel cannot depend on a query), so it is worded
 # as a test the reader applies, next to the tile that answers it.
@@ -94,11 +99,16 @@ def prom_var(name: str, label: str, query: str, *, multi: bool = False) -> dash.
     return _var(VM, name, label, query, multi)
 
 
-def loki_var(name: str, label: str, query: str, *, multi: bool = False) -> dash.QueryVariable:
-    return _var(LOKI, name, label, query, multi)
+def logs_var(name: str, label: str, field: str, query: str = "*", *,
+             multi: bool = False) -> dash.QueryVariable:
+    """A variable of a field's values: the plugin's VariableQuery (victorialogs-datasource
+    v0.30.1 src/types.ts: {type: "fieldValue", field, query}), answered by
+    /select/logsql/field_values over the dashboard's time range."""
+    return _var(LOGS, name, label, {"type": "fieldValue", "field": field, "query": query,
+                                    "refId": "LogsVariableQuery"}, multi)
 
 
-def _var(ds: DataSourceRef, name: str, label: str, query: str, multi: bool
+def _var(ds: DataSourceRef, name: str, label: str, query: str | dict, multi: bool
          ) -> dash.QueryVariable:
     v = (dash.QueryVariable(name).label(label).datasource(ds).query(query)
          .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED).sort(VariableSort.NATURAL_ASC))
@@ -122,9 +132,56 @@ def table_q(expr: str) -> prometheus.Dataquery:
             .format(PromQueryFormat.TABLE))
 
 
-def lq(expr: str, legend: str = "") -> loki.Dataquery:
-    t = loki.Dataquery().expr(expr).datasource(LOKI)
-    return t.legend_format(legend) if legend else t
+class LogsQuery(cogbuilder.Builder[cogvariants.Dataquery]):
+    """A query of the VictoriaLogs plugin (victorialogs-datasource v0.30.1 src/types.ts
+    `Query`; pkg/plugin/query.go): `queryType` "instant" runs /select/logsql/query (log
+    lines), "statsRange" /select/logsql/stats_query_range with Grafana's step;
+    `legendFormat` takes {{field}} (query.go parseLegend). The SDK has no builder for the
+    plugin: the query is kept as its JSON (the SDK decodes it as an UnknownDataquery)."""
+
+    def __init__(self, expr: str, query_type: str, legend: str = "") -> None:
+        self.data: dict = {"datasource": {"type": LOGS_TYPE, "uid": "${logs_ds}"},
+                           "editorMode": "code", "expr": expr, "queryType": query_type}
+        if legend:
+            self.data["legendFormat"] = legend
+
+    def ref_id(self, ref: str) -> LogsQuery:
+        self.data["refId"] = ref
+        return self
+
+    def build(self) -> UnknownDataquery:
+        return UnknownDataquery(dict(self.data))
+
+
+def lq(expr: str) -> LogsQuery:
+    """A log query (the lines themselves)."""
+    return LogsQuery(expr, "instant")
+
+
+def lq_stats(expr: str, legend: str = "") -> LogsQuery:
+    """A `| stats` query, one point per step of the panel's range."""
+    return LogsQuery(expr, "statsRange", legend)
+
+
+class _RawTarget(cogbuilder.Builder):
+    """An annotation's `target` as the plugin's query: the SDK models annotation targets as
+    the built-in Grafana datasource's (limit, matchAny, tags, type; its own TODO says it
+    should be a DataQuery), so the JSON is written as it is."""
+
+    def __init__(self, data: dict) -> None:
+        self.data = data
+
+    def build(self) -> UnknownDataquery:
+        return UnknownDataquery(dict(self.data))
+
+
+def logs_annotation(name: str, icon_color: str, expr: str) -> dash.AnnotationQuery:
+    """Grafana runs an annotation's `target` through the datasource with refId "Anno",
+    which the plugin turns into annotations (victorialogs-datasource v0.30.1
+    src/transformers/types.ts ANNOTATIONS_REF_ID)."""
+    return (dash.AnnotationQuery().name(name).datasource(LOGS).enable(True)
+            .icon_color(icon_color)
+            .target(_RawTarget({"expr": expr, "queryType": "instant", "refId": "Anno"})))
 
 
 def _targets(panel, targets) -> None:
@@ -233,15 +290,15 @@ def heatmap_panel(title: str, desc: str, unit: str, *targets, w: int = 12, h: in
 
 
 def logs_panel(title: str, desc: str, *targets, w: int = 24, h: int = 12) -> logs.Panel:
-    p = (logs.Panel().title(title).description(desc).datasource(LOKI).span(w).height(h)
+    p = (logs.Panel().title(title).description(desc).datasource(LOGS).span(w).height(h)
          .show_time(True).wrap_log_message(True).enable_log_details(True))
     _targets(p, targets)
     return p
 
 
-def loki_ts(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8
+def logs_ts(title: str, desc: str, unit: str, *targets, w: int = 12, h: int = 8
             ) -> timeseries.Panel:
-    p = (timeseries.Panel().title(title).description(desc).datasource(LOKI).unit(unit)
+    p = (timeseries.Panel().title(title).description(desc).datasource(LOGS).unit(unit)
          .span(w).height(h).draw_style(GraphDrawStyle.BARS).fill_opacity(60))
     _targets(p, targets)
     return p

@@ -118,6 +118,16 @@ def overview() -> dash.Dashboard:
                   "4": ("DOWN", "red")}, w=12)
         .data_links([kit.data_link("Data node ${__field.labels.node_id}", NDB_NODE,
                                    "var-cluster=$cluster&var-node_id=${__field.labels.node_id}")]))
+    # the SQL nodes the exporter can read ndbinfo through (the description's order)
+    d.with_panel(kit.state_panel(
+        "SQL nodes", "Each SQL node of the description: SERVING when this scrape read"
+        " ndbinfo through it, UP when it answers otherwise (a check in the background), DOWN"
+        " when it does not (ndb_sql_node_up, ndb_sql_node_serving); the exporter fails over"
+        " to the next one that answers.",
+        kit.q(f"max by (sql_node) (ndb_sql_node_up{{{C}}})"
+              f" + max by (sql_node) (ndb_sql_node_serving{{{C}}})", "{{sql_node}}"),
+        mappings={"0": ("DOWN", "red"), "1": ("UP", "green"), "2": ("SERVING", "blue")},
+        w=12))
     d.with_panel(kit.ts(
         "Start phase", "ndb_node_start_phase: a restarting node walks through phases 0..101.",
         "short", kit.q(f"ndb_node_start_phase{{{C}, {N}}}", "node {{node_id}}")))

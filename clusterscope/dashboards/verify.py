@@ -1,4 +1,5 @@
-"""Run every panel's queries, as Grafana would, against a real VictoriaMetrics and Loki.
+"""Run every panel's queries, as Grafana would, against a real VictoriaMetrics and
+VictoriaLogs.
 
 Grafana cannot run here, so this is how the dashboards are proven: template variables are
 resolved through the same label-values APIs Grafana uses, Grafana's macros get the values
@@ -11,16 +12,14 @@ multi-value variables use "All".
 from __future__ import annotations
 
 import itertools
-import json
 import re
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusterscope.clients.vlogs import VLogs, VLogsError
 from clusterscope.clients.vm import VM, VMError
+from clusterscope.logs.logsql import DATASOURCE_TYPE as LOGS_TYPE
 
 LABEL_VALUES = re.compile(r"^label_values\((?:(?P<sel>.*),\s*)?(?P<label>[a-zA-Z_]\w*)\)$")
 
@@ -28,17 +27,17 @@ LABEL_VALUES = re.compile(r"^label_values\((?:(?P<sel>.*),\s*)?(?P<label>[a-zA-Z
 @dataclass
 class Endpoints:
     vm: str
-    loki: str | None
+    vlogs: str | None
 
     @classmethod
     def from_lab(cls, lab_dir: str | Path | None = None) -> Endpoints:
-        from clusterscope.lab import monitoring
+        from clusterscope.lab import logs, monitoring
         from clusterscope.lab.core import Lab, lab_dir_from_env
 
         lab = Lab(lab_dir_from_env(lab_dir))
         vm = monitoring.vm_client(lab.root)
-        loki = lab.service("loki")
-        return cls(vm.url, f"http://{loki.host}:{loki.port}" if loki and loki.port else None)
+        vl = lab.service(logs.VLOGS)
+        return cls(vm.url, f"http://{vl.host}:{vl.port}" if vl and vl.port else None)
 
 
 @dataclass
@@ -61,9 +60,9 @@ class Target:
     dashboard: str
     panel: str
     ref: str
-    datasource: str  # "prometheus" | "loki"
+    datasource: str  # "prometheus" | the VictoriaLogs plugin's type
     expr: str
-    instant: bool
+    instant: bool  # prometheus: an instant query; VictoriaLogs: log lines (not stats)
 
 
 def targets(model: dict) -> Iterator[Target]:
@@ -71,12 +70,15 @@ def targets(model: dict) -> Iterator[Target]:
     for panel in _panels(model):
         for t in panel.get("targets", []):
             ds = (t.get("datasource") or panel.get("datasource") or {}).get("type", "")
+            instant = (t.get("queryType") == "instant" if ds == LOGS_TYPE
+                       else bool(t.get("instant")))
             yield Target(model["uid"], panel.get("title", ""), t.get("refId", ""), ds,
-                         t["expr"], bool(t.get("instant")))
+                         t["expr"], instant)
     for a in model.get("annotations", {}).get("list", []):
-        if a.get("expr"):
+        expr = a.get("expr") or (a.get("target") or {}).get("expr")
+        if expr:
             yield Target(model["uid"], f"annotation: {a['name']}", "", a["datasource"]["type"],
-                         a["expr"], False)
+                         expr, (a.get("target") or {}).get("queryType") == "instant")
 
 
 def _panels(model: dict) -> Iterator[dict]:
@@ -88,7 +90,7 @@ def _panels(model: dict) -> Iterator[dict]:
 class Runner:
     def __init__(self, ep: Endpoints, start: float, end: float, step: float = 15.0) -> None:
         self.vm = VM(ep.vm)
-        self.loki = ep.loki
+        self.vlogs = VLogs(ep.vlogs, timeout=30) if ep.vlogs else None
         self.start, self.end, self.step = start, end, step
 
     # -- macros and variables ----------------------------------------------------------
@@ -102,15 +104,17 @@ class Runner:
         return expr
 
     def variable_values(self, var: dict, values: dict[str, str]) -> list[str]:
+        if var["datasource"]["type"] == LOGS_TYPE:
+            # the plugin's field-values variable (kit.logs_var): what Grafana's option list
+            # shows, blank values aside
+            q = var["query"]
+            return [v for v in self._logs().field_values(
+                q["field"], self.substitute(q.get("query") or "*", values), self.start,
+                self.end) if v]
         m = LABEL_VALUES.match(self.substitute(var["query"].strip(), values))
         if not m:
             raise ValueError(f"variable {var['name']}: unsupported query {var['query']!r}")
         sel, label = m.group("sel"), m.group("label")
-        if var["datasource"]["type"] == "loki":
-            params = {"start": _ns(self.start), "end": _ns(self.end)}
-            if sel:
-                params["query"] = sel
-            return sorted(self._loki(f"/loki/api/v1/label/{label}/values", params) or [])
         return sorted(self.vm.label_values(label, sel, self.start, self.end))
 
     def selections(self, model: dict) -> Iterator[dict[str, str]]:
@@ -142,31 +146,28 @@ class Runner:
             # the range's last step may fall before a series that began in the final
             # seconds; Grafana's next refresh would show it, so look at `end` itself too
             return n or len(self.vm.query(expr, self.end))
-        if t.datasource == "loki":
-            if not self.loki:
-                raise VMError("no Loki in the lab")
-            data = self._loki("/loki/api/v1/query_range",
-                              {"query": expr, "start": _ns(self.start), "end": _ns(self.end),
-                               "step": f"{int(self.step)}s", "limit": "20"})
-            return sum(1 for r in data["result"] if r.get("values"))
+        if t.datasource == LOGS_TYPE:
+            # as the plugin runs them (victorialogs-datasource v0.30.1 pkg/plugin/query.go):
+            # log lines from /select/logsql/query, stats per step from stats_query_range
+            try:
+                if t.instant:
+                    return len(self._logs().query(expr, self.start, self.end, limit=20))
+                return sum(1 for r in self._logs().stats_range(
+                    expr, self.start, self.end, f"{int(self.step)}s") if r.get("values"))
+            except VLogsError as exc:
+                raise VMError(str(exc)) from exc
         raise VMError(f"unknown datasource type {t.datasource!r}")
 
-    def _loki(self, path: str, params: dict) -> dict | list:
-        url = f"{self.loki}{path}?{urllib.parse.urlencode(params)}"
-        try:
-            with urllib.request.urlopen(url, timeout=30) as resp:
-                body = json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
-            raise VMError(f"Loki {path} failed ({exc.code}): {exc.read()[:300]!r}") from exc
-        except (urllib.error.URLError, OSError) as exc:
-            raise VMError(f"Loki at {self.loki} unreachable: {exc}") from exc
-        return body.get("data", [])
+    def _logs(self) -> VLogs:
+        if self.vlogs is None:
+            raise VMError("no VictoriaLogs in the lab")
+        return self.vlogs
 
 
 def verify_model(runner: Runner, model: dict) -> list[Result]:
     try:
         selections = list(runner.selections(model))
-    except (VMError, ValueError) as exc:
+    except (VMError, VLogsError, ValueError) as exc:
         return [Result(model["uid"], "(variables)", "", "", "", 0, str(exc))]
     if not selections:
         return [Result(model["uid"], "(variables)", "", "", "", 0,
@@ -196,6 +197,3 @@ def verify_all(ep: Endpoints, start: float, end: float, step: float = 15.0) -> l
     return list(itertools.chain.from_iterable(verify_model(runner, m)
                                               for m in build_all().values()))
 
-
-def _ns(t: float) -> str:
-    return str(int(t * 1e9))

@@ -18,7 +18,9 @@ import dockerfile
 
 from clusterscope.paths import REPO
 
-DOCKERFILES = [REPO / "exporters" / "Dockerfile", REPO / "loadgen" / "Dockerfile"]
+DOCKERFILES = [REPO / "exporters" / "Dockerfile", REPO / "loadgen" / "Dockerfile",
+               REPO / "compose" / "otelcol" / "Dockerfile",
+               REPO / "compose" / "victoria-logs" / "Dockerfile"]
 BUILD_TOOLS = re.compile(r"(^|\s)(gcc|g\+\+|clang|make|build-essential|cmake|[\w.+-]+-dev)(=\S+)?"
                          r"(\s|$)")
 SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY", re.I)
@@ -35,7 +37,7 @@ class Problem:
 
 
 def _pinned(image: str) -> bool:
-    if "@sha256:" in image:
+    if "@sha256:" in image or image == "scratch":  # scratch is no image: nothing to pin
         return True
     name, _, tag = image.rpartition(":")
     return bool(name) and "/" not in tag and tag not in ("", "latest")

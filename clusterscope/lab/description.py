@@ -33,6 +33,24 @@ def path(lab: Lab) -> Path:
     return lab.root / FILE
 
 
+def machine_timezone() -> str:
+    """The zone this machine's clocks use, by its IANA name: the lab's MariaDB nodes and
+    the NDB simulator write their logs in it (Debian: /etc/timezone, or the target of the
+    /etc/localtime link); UTC when neither says."""
+    try:
+        name = Path("/etc/timezone").read_text().strip()
+        if name:
+            return name
+    except OSError:
+        pass
+    target = Path("/etc/localtime")
+    if target.is_symlink():
+        parts = target.resolve().parts
+        if "zoneinfo" in parts:
+            return "/".join(parts[parts.index("zoneinfo") + 1:])
+    return "UTC"
+
+
 def galera_nodes(lab: Lab) -> list[int]:
     return list(range(1, int(lab.settings("galera").get("nodes", 3)) + 1))
 
@@ -53,7 +71,8 @@ def build(lab: Lab) -> dict:
         nodes.append({"name": "mgmd", "role": "mgmd",
                       "log": str(lab.path("ndb") / "cluster.log")})
         clusters.append({"name": NDB_CLUSTER, "kind": "ndb", "simulated": True,
-                         "credentials": NDB_CREDENTIALS, "nodes": nodes})
+                         "credentials": NDB_CREDENTIALS, "log_timezone": machine_timezone(),
+                         "nodes": nodes})
     if lab.settings("galera"):
         nodes = []
         for n in galera_nodes(lab):
@@ -65,7 +84,8 @@ def build(lab: Lab) -> dict:
         if lab.settings("galera").get("garbd"):
             nodes.append({"name": "garbd", "role": "garbd", "log": str(gn.garbd_log(lab))})
         clusters.append({"name": GALERA_CLUSTER, "kind": "galera",
-                         "credentials": GALERA_CREDENTIALS, "nodes": nodes})
+                         "credentials": GALERA_CREDENTIALS, "log_timezone": machine_timezone(),
+                         "nodes": nodes})
     return {"clusters": clusters}
 
 

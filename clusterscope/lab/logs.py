@@ -1,167 +1,182 @@
-"""Loki and promtail in the lab: the cluster's logs, searchable by {cluster, node, component}.
+"""VictoriaLogs and the OpenTelemetry Collector in the lab: the clusters' logs, searchable by
+{cluster, node, component, level}.
 
-Loki runs as one binary with filesystem storage under `<lab>/loki`; promtail (the shipper:
-a maintained one, built from the same Loki module, see clusterscope/gotools.py) tails every
-service's log and ships it. Promtail finds its files through `file_sd_configs`, and
-`refresh(lab)` rewrites that targets file atomically when services come or go, so promtail
-picks the change up without a restart and without re-reading what it already shipped.
+VictoriaLogs (one binary, `<lab>/victoria-logs`, retention RETENTION) stores the lines; the
+collector (this repository's distribution, compose/otelcol/) tails the log files and ships them.
+Its configuration comes from clusterscope_logs.collector.shipper_config: the log sources of
+the lab's description (clusterscope/lab/description.py: each Galera node's error log,
+garbd's, the NDB cluster log) plus every lab service's own log. `refresh(lab)` rewrites the
+configuration when services come or go and sends the collector SIGHUP: it reloads without a
+restart, and its read offsets (file_storage) make it go on where it stopped.
 
-The monitoring part calls `up(lab)` from its up() and `refresh(lab)` from after_lab_change().
-Neither is needed by an exporter: Loki down only delays the logs (promtail retries and keeps
-its read positions), it never stops the metrics.
+The monitoring part calls `up(lab)` from its up() and `refresh(lab)` from
+after_lab_change(). Neither is needed by an exporter: VictoriaLogs down only delays the logs
+(the collector keeps its queue on disk and retries), it never stops the metrics.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import re
+import signal
 from pathlib import Path
 
-import yaml
+from clusterscope_inventory.description import LogSource
+from clusterscope_logs import collector
+from clusterscope_logs import formats as lf
 
 from clusterscope import gotools
-from clusterscope.clients.loki import Loki, LokiError
+from clusterscope.clients.vlogs import VLogs, VLogsError
+from clusterscope.lab import description
 from clusterscope.lab.core import Lab, LabError, Service, lab_dir_from_env, wait_http
-from clusterscope.logs import formats as lf
-from clusterscope.logs import pipeline
+from clusterscope.logs import store
 
 PART = "monitoring"
-LOKI = "loki"
-PROMTAIL = "promtail"
-TARGETS_FILE = "targets.json"
+VLOGS = "victoria-logs"
+OTELCOL = "otelcol"
+# The lab's log retention (compose's is VLOGS_RETENTION, 30d by default): a week of a lab's
+# logs is what its tests and demos look back on.
+RETENTION = "7d"
+# The lab's parts -> the `cluster` of their logs (a lab service that belongs to no
+# cluster, such as VictoriaMetrics itself, is filed under DEFAULT_CLUSTER)
+CLUSTERS = {"galera": "lab-galera", "ndb": "lab-ndb"}
+DEFAULT_CLUSTER = "lab"
 
 
-def loki_url(lab: Lab) -> str:
-    return f"http://127.0.0.1:{lab.port(LOKI)}"
+def vlogs_url(lab: Lab) -> str:
+    return f"http://127.0.0.1:{lab.port(VLOGS)}"
 
 
-def loki_client(lab_dir: str | Path | None = None) -> Loki:
-    """A client for the Loki of the lab at `lab_dir` (default: the environment's)."""
+def vlogs_client(lab_dir: str | Path | None = None) -> VLogs:
+    """A client for the VictoriaLogs of the lab at `lab_dir` (default: the environment's)."""
     lab = Lab(lab_dir_from_env(lab_dir))
-    if lab.service(LOKI) is None:
-        raise LokiError(f"no Loki in the lab {lab.root}; `clusterscope lab up --monitoring`")
-    return Loki(loki_url(lab))
+    if lab.service(VLOGS) is None:
+        raise VLogsError(f"no VictoriaLogs in the lab {lab.root}; `clusterscope lab up"
+                         " --monitoring`")
+    return VLogs(vlogs_url(lab))
 
 
-# -- Loki -----------------------------------------------------------------------------------
-def loki_config(lab: Lab) -> dict:
-    return pipeline.loki_config_at(lab.path("loki"), "127.0.0.1", lab.port(LOKI),
-                                   lab.port("loki-grpc"))
-
-
-def start_loki(lab: Lab) -> Service:
-    binary = _binary(LOKI)
-    config = lab.path("loki") / "loki.yaml"
-    _write_yaml(config, loki_config(lab))
-    url = loki_url(lab)
-    if not lab.running(LOKI):
-        lab.require_free(lab.port("loki-grpc"), "loki-grpc")
+# -- VictoriaLogs ---------------------------------------------------------------------------
+def start_vlogs(lab: Lab, retention: str = RETENTION) -> Service:
+    binary = _binary(VLOGS)
+    data = lab.path("victoria-logs")
+    url = vlogs_url(lab)
     return lab.spawn(
-        LOKI, PART, f"Loki {gotools.LOKI_VERSION} (single binary, filesystem storage)",
-        [str(binary), f"-config.file={config}"], port=lab.port(LOKI), cwd=lab.path("loki"),
-        extra={"url": url, "config": str(config), "data": str(lab.path("loki")),
-               "grpc_port": lab.port("loki-grpc")},
-        wait_ready=lambda: wait_http(f"{url}/ready", 120, lambda: lab.running(LOKI)))
+        VLOGS, PART, f"VictoriaLogs {gotools.VLOGS_VERSION} (retention {retention})",
+        [str(binary), *store.vlogs_args(data, f"127.0.0.1:{lab.port(VLOGS)}", retention)],
+        port=lab.port(VLOGS), cwd=data,
+        extra={"url": url, "data": str(data), "retention": retention,
+               "scrape": {"job": "victorialogs", "path": "/metrics", "labels": {}}},
+        wait_ready=lambda: wait_http(f"{url}/health", 60, lambda: lab.running(VLOGS)))
 
 
-# -- promtail -------------------------------------------------------------------------------
-def _local_zone() -> str:
-    """The zone the lab's MariaDB and simulator write their local times in: the machine's,
-    which Go (promtail runs here too) calls `Local`."""
-    return "Local"
+# -- what is shipped ------------------------------------------------------------------------
+def component_of(service_name: str) -> str:
+    """`mysqld-exporter-node2` -> `mysqld-exporter`; `galera-node1` -> `mariadb`."""
+    if re.fullmatch(r"galera-node\d+", service_name):
+        return lf.MARIADB
+    return re.sub(r"-node\d+$", "", service_name)
 
 
 def _cluster_of(s: Service) -> str:
     labels = (s.extra.get("scrape") or {}).get("labels") or {}
-    return labels.get("cluster") or lf.CLUSTERS.get(s.part, lf.DEFAULT_CLUSTER)
+    return labels.get("cluster") or CLUSTERS.get(s.part, DEFAULT_CLUSTER)
 
 
-def targets(services: list[Service]) -> list[dict]:
-    """Promtail file_sd targets: every log file of every service, with its labels."""
-    out: list[dict] = []
-    seen: set[str] = set()
-
-    def add(path: str | None, component: str, s: Service, node: str | None) -> None:
-        if not path or path in seen:
-            return
-        seen.add(path)
-        labels = {"__path__": path, "cluster": _cluster_of(s), "component": component,
-                  "service": s.name}
-        if node:
-            labels["node"] = node
-        if s.simulated:
-            labels["simulated"] = "true"
-        out.append({"targets": ["localhost"], "labels": labels})
-
+def lab_sources(lab: Lab, services: list[Service]) -> list[LogSource]:
+    """The log sources of the lab's description (clusterscope/lab/description.py: each
+    Galera node's error log, garbd's, the simulated NDB cluster log), as a user's
+    description gives them; plus the error or cluster log of a running service the
+    description does not list (a test's stand-in node), in the machine's zone, which the
+    lab's description gives as its clusters' log_timezone."""
+    out = description.write(lab).log_sources() if (
+        lab.settings("galera") or lab.settings("ndb")) else []
+    zone = description.machine_timezone()
+    described = {s.path for s in out}
     for s in services:
-        node = s.extra.get("node")
-        if s.extra.get("error_log"):
-            add(s.extra["error_log"], lf.MARIADB, s, node)
-        if s.extra.get("cluster_log"):
+        if s.extra.get("error_log") and s.extra["error_log"] not in described:
+            out.append(LogSource(_cluster_of(s), s.extra.get("node") or s.name, lf.MARIADB,
+                                 s.extra["error_log"], zone, s.simulated))
+        if s.extra.get("cluster_log") and s.extra["cluster_log"] not in described:
             # the reporting node comes from each line (`-- Node 2: ...`)
-            add(s.extra["cluster_log"], lf.NDB_MGMD, s, None)
-        add(s.log, lf.component_of(s.name), s, node)
+            out.append(LogSource(_cluster_of(s), "mgmd", lf.NDB_MGMD, s.extra["cluster_log"],
+                                 zone, s.simulated))
     return out
 
 
-def promtail_config(lab: Lab) -> dict:
-    home = lab.path("promtail")
-    return {
-        "server": {"http_listen_address": "127.0.0.1", "http_listen_port": lab.port(PROMTAIL),
-                   "grpc_listen_address": "127.0.0.1", "grpc_listen_port": 0,
-                   "log_level": "warn"},
-        "positions": {"filename": str(home / "positions.yaml")},
-        # how soon a new file (a node's log after its first start) is found
-        "target_config": {"sync_period": "2s"},
-        "clients": [{
-            "url": f"{loki_url(lab)}/loki/api/v1/push",
-            "batchwait": "500ms",
-            # Loki down: keep retrying for ~10 minutes before a batch is dropped.
-            "backoff_config": {"min_period": "500ms", "max_period": "10s", "max_retries": 70},
-        }],
-        "scrape_configs": [{
-            "job_name": "lab",
-            "file_sd_configs": [{"files": [str(home / TARGETS_FILE)], "refresh_interval": "5s"}],
-            "pipeline_stages": pipeline.pipeline_stages(_local_zone()),
-        }],
-    }
+def service_streams(services: list[Service]) -> list[collector.Stream]:
+    """Every lab service's own log (exporters, VictoriaMetrics, ...), severity parsed, in
+    the machine's zone."""
+    zone = description.machine_timezone()
+    out = []
+    for s in services:
+        labels = {"cluster": _cluster_of(s), "component": component_of(s.name),
+                  "service": s.name}
+        if s.extra.get("node"):
+            labels["node"] = s.extra["node"]
+        if s.simulated:
+            labels["simulated"] = "true"
+        out.append(collector.Stream(s.log, labels["component"], labels, zone,
+                                    daemon=labels["component"] != lf.MARIADB))
+    return out
 
 
-def refresh(lab: Lab) -> list[dict]:
-    """Rewrite promtail's targets from the lab's services (promtail watches the file)."""
-    found = targets([s for s in lab.services() if s.name not in (PROMTAIL,)])
-    path = lab.path("promtail") / TARGETS_FILE
+def collector_config(lab: Lab, services: list[Service] | None = None) -> dict:
+    services = [s for s in (lab.services() if services is None else services)
+                if s.name != OTELCOL]
+    return collector.shipper_config(
+        lab_sources(lab, services), endpoint=vlogs_url(lab) + collector.VLOGS_OTLP_PATH,
+        storage_dir=str(lab.path("otelcol", "storage")),
+        health_endpoint=f"127.0.0.1:{lab.port('otelcol-health')}",
+        metrics_host="127.0.0.1", metrics_port=lab.port(OTELCOL),
+        extra=service_streams(services))
+
+
+def config_path(lab: Lab) -> Path:
+    return lab.path("otelcol") / "otelcol.yaml"
+
+
+def refresh(lab: Lab) -> bool:
+    """Rewrite the collector's configuration from the lab's services; when it changed and
+    the collector runs, SIGHUP makes it reload (no restart, offsets kept). True: changed."""
+    path = config_path(lab)
+    text = collector.render(collector_config(lab))
+    if path.exists() and path.read_text() == text:
+        return False
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(found, indent=2))
+    tmp.write_text(text)
     tmp.replace(path)
-    return found
+    svc = lab.service(OTELCOL)
+    if svc is not None and lab.running(OTELCOL):
+        os.kill(svc.pid, signal.SIGHUP)
+    return True
 
 
-def start_promtail(lab: Lab) -> Service:
-    binary = _binary(PROMTAIL)
-    home = lab.path("promtail")
-    config = home / "promtail.yaml"
-    _write_yaml(config, promtail_config(lab))
+def start_otelcol(lab: Lab) -> Service:
+    binary = _binary(OTELCOL)
+    if not lab.running(OTELCOL):
+        lab.require_free(lab.port("otelcol-health"), "otelcol-health")
     refresh(lab)
-    port = lab.port(PROMTAIL)
+    health = f"http://127.0.0.1:{lab.port('otelcol-health')}/"
     return lab.spawn(
-        PROMTAIL, PART, f"promtail {gotools.LOKI_VERSION} shipping the lab's logs to Loki",
-        [str(binary), f"-config.file={config}"], port=port, cwd=home,
-        extra={"config": str(config), "targets": str(home / TARGETS_FILE),
-               "scrape": {"job": "promtail", "path": "/metrics", "labels": {}}},
-        wait_ready=lambda: wait_http(f"http://127.0.0.1:{port}/ready", 60,
-                                     lambda: lab.running(PROMTAIL)))
+        OTELCOL, PART, f"OpenTelemetry Collector {gotools.OTELCOL_VERSION} shipping the lab's"
+        " logs to VictoriaLogs", [str(binary), f"--config={config_path(lab)}"],
+        port=lab.port(OTELCOL), cwd=lab.path("otelcol"),
+        extra={"config": str(config_path(lab)), "health": health,
+               "scrape": {"job": "otelcol", "path": "/metrics", "labels": {}}},
+        wait_ready=lambda: wait_http(health, 60, lambda: lab.running(OTELCOL)))
 
 
-def up(lab: Lab) -> None:
-    """Start Loki and promtail (idempotent); builds them first if they are not cached."""
-    start_loki(lab)
-    start_promtail(lab)
+def up(lab: Lab, retention: str = RETENTION) -> None:
+    """Start VictoriaLogs and the collector (idempotent); builds them first if needed."""
+    start_vlogs(lab, retention)
+    start_otelcol(lab)
     refresh(lab)
 
 
 def down(lab: Lab) -> None:
-    lab.stop(PROMTAIL)
-    lab.stop(LOKI)
+    lab.stop(OTELCOL)
+    lab.stop(VLOGS)
 
 
 # -- helpers --------------------------------------------------------------------------------
@@ -171,9 +186,3 @@ def _binary(name: str) -> Path:
         return gotools.build(gotools.TOOLS[name])
     except gotools.ToolError as exc:
         raise LabError(f"{name}: {exc}") from exc
-
-
-def _write_yaml(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(yaml.safe_dump(data, sort_keys=False, width=1000))
-    tmp.replace(path)

@@ -1,4 +1,5 @@
-"""The lab's monitoring: VictoriaMetrics, vmalert, Alertmanager, a webhook receiver (+ logs).
+"""The lab's monitoring: VictoriaMetrics, vmalert, Alertmanager, a webhook receiver, and the
+logs (VictoriaLogs, the OpenTelemetry Collector, a second vmalert for the log rules).
 
 - VictoriaMetrics single-node scrapes every lab service that declares `extra["scrape"]`
   (the scrape contract) every 5 s. `after_lab_change` rewrites its scrape file, which VM
@@ -8,6 +9,9 @@
   alert state back to VM (remote write) and restores alert state from it (remote read).
 - Alertmanager routes everything to the local webhook receiver, which appends each
   notification to `<lab>/monitoring/notifications.jsonl` (what tests and the demo read).
+- The logs: clusterscope.lab.logs; `vmalert-logs` evaluates the LogsQL rules (rules/vlogs/,
+  `type: vlogs` groups) against VictoriaLogs, with the same remote write, remote read and
+  Alertmanager as vmalert (one vmalert has one datasource).
 """
 
 from __future__ import annotations
@@ -36,8 +40,10 @@ from clusterscope.paths import REPO
 from clusterscope.rules import alertmanager
 
 NAME = "monitoring"
-HELP = "VictoriaMetrics scraping the lab, vmalert with rules/, Alertmanager -> webhook, Loki"
+HELP = ("VictoriaMetrics scraping the lab, vmalert with rules/, Alertmanager -> webhook,"
+        " VictoriaLogs with the OpenTelemetry Collector")
 VM, VMALERT, AM, WEBHOOK = "victoria-metrics", "vmalert", "alertmanager", "webhook"
+VMALERT_LOGS = "vmalert-logs"
 INVENTORY = "inventory"
 EVAL_INTERVAL = "5s"
 # The lab's vmalert runs the rules generated from rules/config.yaml with one change: the
@@ -47,7 +53,8 @@ LAB_RULE_OVERRIDES = {"ndb": {"restart_event_window": "20s"}}
 
 
 def write_rules(lab: Lab) -> str:
-    """The lab's rule files (generated, with LAB_RULE_OVERRIDES); their glob."""
+    """The lab's rule files (generated, with LAB_RULE_OVERRIDES); the glob of the metric
+    rules (the log rules are in the vlogs/ directory below it: LOG_RULES)."""
     from clusterscope.rules import generate
     from clusterscope.rules.config import load_config
 
@@ -56,15 +63,25 @@ def write_rules(lab: Lab) -> str:
         c[section] = {**c[section], **values}
     out = lab.path("monitoring", "rules")
     for name, text in generate.render_files(c).items():
-        tmp = out / f".{name}.tmp"
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_text(text)
-        tmp.replace(out / name)  # vmalert re-reads them; never a half-written file
+        tmp.replace(target)  # vmalert re-reads them; never a half-written file
     return str(out / "*.yml")
+
+
+def log_rules_glob(lab: Lab) -> str:
+    from clusterscope.rules.generate import LOG_RULES_DIR
+
+    return str(lab.path("monitoring", "rules") / LOG_RULES_DIR / "*.yml")
 
 
 def add_up_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retention", default="30d",
                    help="monitoring: VictoriaMetrics -retentionPeriod (default 30d)")
+    p.add_argument("--logs-retention", default=logs.RETENTION,
+                   help=f"monitoring: VictoriaLogs -retentionPeriod (default {logs.RETENTION})")
 
 
 def _url(lab: Lab, name: str) -> str:
@@ -228,17 +245,40 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
                      "scrape": {"job": "vmalert", "path": "/metrics", "labels": {}}},
               wait_ready=_ready(lab, VMALERT, f"{_url(lab, VMALERT)}/health"))
 
-    # The log store and shipper are being replaced (issue 25: Loki and promtail are AGPL and
-    # are no longer built here); until then the lab's monitoring runs without logs.
+    logs.up(lab, getattr(args, "logs_retention", None) or logs.RETENTION)
+    start_vmalert_logs(lab)
     write_scrape_config(lab)
     print(f"lab: monitoring up: VictoriaMetrics {vm_url}, vmalert {_url(lab, VMALERT)},"
-          f" Alertmanager {_url(lab, AM)}, notifications in {out}", flush=True)
+          f" Alertmanager {_url(lab, AM)}, VictoriaLogs {logs.vlogs_url(lab)},"
+          f" notifications in {out}", flush=True)
+
+
+def start_vmalert_logs(lab: Lab) -> None:
+    """vmalert for the log rules: the same flags as vmalert but the datasource, VictoriaLogs
+    (VictoriaLogs v1.52.1 docs/victorialogs/vmalert.md). Each rule names its own window
+    (`_time:10m`), so vmalert adds none (VictoriaMetrics v1.151.0 app/vmalert/datasource/
+    client_vlogs.go: start/end only when the expression has no time filter); VictoriaLogs
+    has no search latency offset, and a line is searchable once stored: 1 s of delay."""
+    port = lab.port(VMALERT_LOGS)
+    lab.spawn(VMALERT_LOGS, NAME, "vmalert evaluating the log rules (rules/vlogs/) against"
+              " VictoriaLogs every 5 s",
+              [_binary("vmalert"), f"-rule={log_rules_glob(lab)}",
+               f"-datasource.url={logs.vlogs_url(lab)}", "-rule.evalDelay=1s",
+               f"-remoteWrite.url={_url(lab, VM)}", f"-remoteRead.url={_url(lab, VM)}",
+               f"-notifier.url={_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
+               "-remoteWrite.flushInterval=1s", f"-httpListenAddr=127.0.0.1:{port}",
+               "-configCheckInterval=10s", f"-external.url={_url(lab, WEBHOOK)}",
+               "-loggerLevel=WARN"],
+              port=port,
+              extra={"url": _url(lab, VMALERT_LOGS), "rules": log_rules_glob(lab),
+                     "scrape": {"job": "vmalert", "path": "/metrics", "labels": {}}},
+              wait_ready=_ready(lab, VMALERT_LOGS, f"{_url(lab, VMALERT_LOGS)}/health"))
 
 
 def after_lab_change(lab: Lab) -> None:
     description.write(lab)
     write_scrape_config(lab)
-    if lab.service(logs.PROMTAIL) is not None:
+    if lab.service(logs.OTELCOL) is not None:
         logs.refresh(lab)
 
 
@@ -277,10 +317,14 @@ def received(lab: Lab) -> list[dict]:
 
 
 def firing_now(lab: Lab) -> list[dict]:
-    data = _get_json(f"{_url(lab, VMALERT)}/api/v1/alerts")
+    alerts = []
+    for name in (VMALERT, VMALERT_LOGS):
+        if lab.service(name) is not None:
+            data = _get_json(f"{_url(lab, name)}/api/v1/alerts")
+            alerts += (data.get("data") or {}).get("alerts") or []
     return [{"alertname": a.get("name"), "state": a.get("state"), "labels": a.get("labels", {}),
              "value": a.get("value"), "activeAt": a.get("activeAt")}
-            for a in (data.get("data") or {}).get("alerts") or []]
+            for a in alerts]
 
 
 def _open(args: argparse.Namespace) -> Lab:

@@ -29,18 +29,25 @@ OFFSETS: dict[str, int] = {
     "alertmanager": 42,
     "alertmanager-cluster": 43,
     "webhook": 44,
-    "loki": 45,
-    "loki-grpc": 46,
-    "promtail": 47,
+    "victoria-logs": 45,
+    "otelcol": 46,          # the collector's own /metrics
+    "otelcol-health": 47,   # its health_check extension
     # the description of what is monitored, as service discovery and metrics
     "inventory": 48,
+    "vmalert-logs": 49,     # vmalert evaluating the log rules against VictoriaLogs
     # A VictoriaMetrics the tests fill with known series (independent of the lab's)
     "scratch-vm": 98,
+    # A VictoriaLogs and a collector the tests ship recorded logs through (and the bench)
+    "scratch-vlogs": 94,
+    "scratch-otelcol": 95,
+    "scratch-otelcol-health": 96,
+    "scratch-inventory": 97,
     # the exporter tests' own MariaDB (fixture tables) and exporter processes
     "exporter-test-sql": 90,
     "exporter-test-http": 91,
     "exporter-test-http2": 92,
     "exporter-test-tls-sql": 93,  # a MariaDB that requires TLS
+    "exporter-test-web": 94,  # the exporter under its web config (one process at a time)
     # Load generators (one per concurrently running experiment)
     **{f"loadgen{i}": 60 + i for i in range(10)},
 }

@@ -57,7 +57,7 @@ def groups(c: dict) -> list[Group]:
               f" {g['exporter_down_for']}: that node's Galera alerts are blind. Not a node"
               " failure by itself.", "galera", g["exporter_down_for"]),
         Alert("GaleraExporterAbsent",
-              f"max {WITHOUT} (clusterscope_node_info{{{inv},role=\"galera\"}})"
+              f"max by (cluster, node) (clusterscope_node_info{{{inv},role=\"galera\"}})"
               f" unless on (cluster, node) up{{{s}}}",
               "warning", "Galera node {{ $labels.node }} is described but not scraped",
               "Node {{ $labels.node }} of {{ $labels.cluster }} is in the description"

@@ -20,6 +20,7 @@ class Alert:
     for_: str | None = None
     labels: dict = field(default_factory=dict)
     per_node: bool = True  # its labels name one node (dashboard_url selects it)
+    language: str = "promql"  # the expression's query language: promql | logsql
 
 
 @dataclass
@@ -28,6 +29,9 @@ class Group:
     file: str
     records: list[tuple[str, str]] = field(default_factory=list)
     alerts: list[Alert] = field(default_factory=list)
+    # vmalert's group `type`: None (prometheus: MetricsQL against VictoriaMetrics) or
+    # "vlogs" (LogsQL against VictoriaLogs, evaluated by its own vmalert)
+    type: str | None = None
 
 
 def fold(expr: str) -> str:

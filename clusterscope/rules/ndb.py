@@ -303,7 +303,7 @@ def _nodes(c: dict) -> Group:
               " through any of the cluster's SQL nodes (ndb_up 0): NDB monitoring is blind.",
               "ndb_overview", n["exporter_down_for"], per_node=False),
         Alert("NdbExporterAbsent",
-              f"max {WITHOUT} (clusterscope_cluster_info{{{inv},kind=\"ndb\"}})"
+              f"max by (cluster) (clusterscope_cluster_info{{{inv},kind=\"ndb\"}})"
               f" unless on (cluster) up{{{s}}}",
               "warning", "NDB cluster {{ $labels.cluster }} is described but not scraped",
               "{{ $labels.cluster }} is an NDB cluster of the description (clusterscope.yml),"

@@ -32,7 +32,9 @@ def groups(c: dict) -> list[Group]:
         # The absence alerts follow the description; without the inventory they would all
         # go quiet, so its own absence is an alert of the stack (always deployed).
         Alert("ClusterscopeInventoryDown",
-              f"up{{{inv}}} == 0 or absent(up{{{inv}}})",
+              # absent over a minute, not at one instant: a scrape late on a loaded host
+              # leaves a gap shorter than that
+              f"up{{{inv}}} == 0 or absent_over_time(up{{{inv}}}[1m])",
               "warning", "The clusterscope inventory is not scraped",
               "The inventory (the description of what is monitored, clusterscope.yml, served"
               " as service discovery and metrics) does not answer or is not scraped: no new"

@@ -31,6 +31,7 @@ events) or `data` (a data node: it is seen through ndbinfo; listed for its host 
 from __future__ import annotations
 
 import re
+import zoneinfo
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,9 +183,9 @@ def _cluster(rc: Any, where: str, fail) -> Cluster:  # noqa: ANN001 - the local 
     credentials = _section(rc.get("credentials", DEFAULT_CREDENTIALS),
                            f"{where}.credentials", fail)
     tz = rc.get("log_timezone", DEFAULT_TIMEZONE)
-    if not isinstance(tz, str) or not tz.strip():
-        raise fail(f"{where}.log_timezone", f"expected a time zone name such as UTC or"
-                   f" Europe/Berlin, got {tz!r}")
+    if not _zone(tz):
+        raise fail(f"{where}.log_timezone", f"expected an IANA time zone name such as UTC or"
+                   f" Europe/Berlin (the zone the nodes write their logs in), got {tz!r}")
     simulated = rc.get("simulated", False)
     if not isinstance(simulated, bool):
         raise fail(f"{where}.simulated", f"expected true or false, got {simulated!r}")
@@ -194,7 +195,7 @@ def _cluster(rc: Any, where: str, fail) -> Cluster:  # noqa: ANN001 - the local 
     nodes = tuple(_node(rn, f"{where}.nodes[{j}]", kind, credentials, fail)
                   for j, rn in enumerate(raw_nodes))
     _unique((n.name for n in nodes), f"{where}.nodes", "node", fail)
-    cluster = Cluster(name, kind, nodes, tz.strip(), simulated)
+    cluster = Cluster(name, kind, nodes, tz, simulated)
     if not cluster.mysqld_nodes:
         need = "a node of role galera" if kind == "galera" else "an SQL node (role sql)"
         raise fail(where, f"needs at least {need}: clusterscope reads the cluster through it")
@@ -227,6 +228,18 @@ def _node(rn: Any, where: str, kind: str, credentials: str, fail) -> Node:  # no
                 log=log,
                 node_exporter=_address(rn.get("node_exporter"), f"{where}.node_exporter",
                                        fail, required=False))
+
+
+def _zone(value: Any) -> bool:
+    """An IANA zone name (the log shipper and the tracker read times without a zone in
+    it); the tzdata package supplies the database where the system has none."""
+    if not isinstance(value, str) or not value.strip() or value != value.strip():
+        return False
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 def _name(value: Any, where: str, fail) -> str:  # noqa: ANN001

@@ -1,5 +1,7 @@
 """The inventory service: the description, re-read when it changes, served as HTTP service
-discovery (`/sd/<job>`) and as metrics (`/metrics`) that rules and dashboards join on.
+discovery (`/sd/<job>`), as metrics (`/metrics`) that rules and dashboards join on, and as
+the log shipper's configuration (`/config/otelcol.yaml`: the OpenTelemetry Collector reads
+it with its `http` config provider, so the shipped files follow the description).
 
 A description that stops parsing keeps the last good one in service (nothing the scrapes
 depend on disappears because of a typo), says why in the log once, and reports
@@ -17,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from clusterscope_logs.collector import container_config
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
@@ -123,6 +126,13 @@ def make_server(address: tuple[str, int], inventory: Inventory,
                                f"no job {job!r}; jobs: {jobs}\n".encode())
                     return
                 self._send(200, "application/json", json.dumps(found).encode())
+            elif path == "/config/otelcol.yaml":
+                try:
+                    body = container_config(inventory.current().log_sources()).encode()
+                except ValueError as exc:  # a source the collector could not load
+                    self._send(500, "text/plain; charset=utf-8", f"{exc}\n".encode())
+                    return
+                self._send(200, "application/yaml; charset=utf-8", body)
             elif path == "/metrics":
                 self._send(200, "text/plain; version=0.0.4; charset=utf-8",
                            generate_latest(registry))
@@ -133,7 +143,9 @@ def make_server(address: tuple[str, int], inventory: Inventory,
                                 for j in (*JOBS, *STACK_JOBS))
                 self._send(200, "text/html; charset=utf-8",
                            f"<html><body><h1>clusterscope inventory</h1><ul>{links}"
-                           f'<li><a href="/metrics">/metrics</a></li></ul></body></html>'
+                           f'<li><a href="/metrics">/metrics</a></li>'
+                           f'<li><a href="/config/otelcol.yaml">/config/otelcol.yaml</a></li>'
+                           f"</ul></body></html>"
                            .encode())
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found\n")

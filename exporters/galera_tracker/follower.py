@@ -11,6 +11,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 MAX_CHUNK = 1 << 20
+# A "line" that never ends (a binary file, a log without newlines) is handed on in pieces
+# of this size rather than kept whole in memory and in the state file.
+MAX_PARTIAL = 1 << 20
 HEAD = 128  # bytes of the file's start remembered to notice a truncate-and-refill
 
 
@@ -74,6 +77,9 @@ class LogFollower:
                     self.offset += len(chunk)
                     data = self.partial + chunk
                     *lines, self.partial = data.split(b"\n")
+                    if len(self.partial) > MAX_PARTIAL:
+                        lines.append(self.partial)
+                        self.partial = b""
                     for raw in lines:
                         yield raw.decode("utf-8", "replace").rstrip("\r")
         except OSError:

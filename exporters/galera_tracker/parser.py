@@ -21,6 +21,8 @@ unwraps them (galera_tracker.wrapped) before they get here.
 
 from __future__ import annotations
 
+import logging
+import math
 import re
 import time
 from collections.abc import Callable
@@ -34,23 +36,37 @@ _TS_MARIA = re.compile(r"^(\d{4}-\d{2}-\d{2})\s+(\d{1,2}:\d{2}:\d{2})\s")
 _TS_OLD = re.compile(r"^(\d{6})\s+(\d{1,2}:\d{2}:\d{2})\s")
 _TS_SST = re.compile(r"\((\d{8}) (\d{2}:\d{2}:\d{2}(?:\.\d+)?)\)\s*$")
 
-_SHIFT = re.compile(r"Shifting ([A-Z/]+) -> ([A-Z/]+) \(TO: -?\d+\)")
-_SELECTED = re.compile(r"Member (\d+)\.\d+ \(([^)]*)\) requested state transfer from '[^']*'\."
-                       r" Selected (\d+)\.\d+ \(([^)]*)\)")
+# The states gcs shifts between (codership/galera gcs/src/gcs.cpp, gcs_conn_state_str). Only
+# these: a line naming any other is not Galera's, and would make a new label value.
+GCS_STATES = ("SYNCED", "JOINED", "DONOR/DESYNCED", "JOINER", "PRIMARY", "OPEN", "CLOSED",
+              "DESTROYED", "ERROR")
+_STATE = "|".join(re.escape(s) for s in GCS_STATES)
+# Hostile lines: every pattern below runs in time linear in the line. A leading `\d+` or
+# `\w+` starts only where a run starts ((?<!...)), and a bracketed name is at most NAME
+# characters, so a line of digits, of one long word or of "1.1 (" repeated cannot make the
+# search quadratic (a 400 KB line took minutes).
+NAME = 255
+METHOD = 64
+_NAME = rf"[^)]{{0,{NAME}}}"
+_METHOD = rf"(?<![\w-])(\w[\w-]{{0,{METHOD - 1}}})"
+_SHIFT = re.compile(rf"Shifting ({_STATE}) -> ({_STATE}) \(TO: -?\d+\)")
+_SELECTED = re.compile(rf"Member (\d+)\.\d+ \(({_NAME})\) requested state transfer from"
+                       rf" '[^']{{0,{NAME}}}'\. Selected (\d+)\.\d+ \(({_NAME})\)")
 _REQUESTING = re.compile(r"Requesting state transfer: success, donor: (\d+)")
-_TRANSFER_FROM = re.compile(r"\d+\.\d+ \(([^)]*)\): State transfer from \d+\.\d+ \(([^)]*)\)"
-                            r" complete")
+_TRANSFER_FROM = re.compile(rf"(?<![\d.])\d+\.\d+ \(({_NAME})\): State transfer from \d+\.\d+"
+                            rf" \(({_NAME})\) complete")
 _IST_UUID = re.compile(r"####### IST uuid:?\s*([0-9a-f-]{36}) f: (-?\d+)")
 _IST_PREPARED = re.compile(r"Prepared IST receiver for (-?\d+)-(-?\d+)")
-_SCRIPT_DONE = re.compile(r"(\w[\w-]*) (SST|IST) completed on joiner")
-_SCRIPT_STARTED = re.compile(r"(\w[\w-]*) SST started on joiner")
-_SST_REQUEST = re.compile(r"Prepared SST request: (\w[\w-]*)\|")
-_RUNNING_JOINER = re.compile(r"wsrep_sst_(\w[\w-]*)\s+--role\s+'?joiner")
+_SCRIPT_DONE = re.compile(rf"{_METHOD} (SST|IST) completed on joiner")
+_SCRIPT_STARTED = re.compile(rf"{_METHOD} SST started on joiner")
+_SST_REQUEST = re.compile(rf"Prepared SST request: (\w[\w-]{{0,{METHOD - 1}}})\|")
+_RUNNING_JOINER = re.compile(rf"wsrep_sst_(\w[\w-]{{0,{METHOD - 1}}})\s+--role\s+'?joiner")
 _SST_TO_SST = re.compile(r"(?:Switching to SST|can't be serviced using IST|"
                          r"Failed to prepare for incremental state transfer)")
 _IST_EVIDENCE = re.compile(r"(?:Running IST|Skipping mysql_upgrade \(ist\)|"
                            r"State gap can be serviced using IST|IST received:)")
-_OWN_NAME = re.compile(r"\bServer (\S+) (?:connected to cluster at position|synced with group)")
+_OWN_NAME = re.compile(rf"\bServer (\S{{1,{NAME}}}) (?:connected to cluster at position|synced"
+                       r" with group)")
 # A server starts or stops. The MySQL/PXC/MariaDB server's own lines, not InnoDB's
 # "Shutdown completed; log sequence number" (xtrabackup's prepare step logs that one
 # inside the joiner's window, the server logs it before its own "Shutdown complete").
@@ -86,10 +102,22 @@ _SST_SERVER_STOPPED = re.compile(r"---- Stopped the MySQL server used for post-p
 # Lines worth a regex at all; everything else (most of a busy log) is skipped cheaply.
 _KEYWORDS = ("WSREP", "Galera", "starting as process", "Starting MariaDB", "Shutdown complete",
              "used for post-processing")
+# Past this, a line is matched on its first MAX_LINE characters only: a backstop for the
+# patterns above. The longest line in the recorded logs is 8,165 characters (a PXC 8.0
+# view under the Percona Operator, ../shared/fixtures/pxc-logs).
+MAX_LINE = 1 << 16
+log = logging.getLogger("galera_tracker")
 
 
 def parse_timestamp(line: str) -> float | None:
-    """Epoch seconds of a log line, or None for a line without its own time."""
+    """Epoch seconds of a log line, or None for a line without its own (valid) time."""
+    try:
+        return _timestamp(line)
+    except (ValueError, OverflowError):
+        return None  # shaped like a time, but not one (month 13, an offset of 99 hours)
+
+
+def _timestamp(line: str) -> float | None:
     m = _TS_ISO.match(line)
     if m:
         tz = m.group(3)
@@ -117,7 +145,7 @@ def _local(text: str, fmt: str) -> float | None:
     try:
         return time.mktime(time.strptime(text.split(".")[0], fmt.split(".")[0])) + (
             float("0." + text.split(".")[1]) if "." in text else 0.0)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
@@ -184,19 +212,59 @@ class NodeParser:
         return {"state": self.state, "last_ts": self.last_ts,
                 "window": None if w is None else vars(w).copy(),
                 "pending_method": self.pending_method, "pending_sst": self.pending_sst,
-                "pending_donor": self.pending_donor, "own_name": self.own_name}
+                "pending_donor": self.pending_donor, "own_name": self.own_name,
+                "selections": dict(self.selections)}
 
     @classmethod
-    def from_dict(cls, node: str, d: dict) -> NodeParser:
-        p = cls(node=node, last_ts=d.get("last_ts"), state=d.get("state"),
-                pending_method=d.get("pending_method", ""), pending_sst=d.get("pending_sst"),
-                pending_donor=d.get("pending_donor", ""), own_name=d.get("own_name", ""))
-        if d.get("window"):
-            p.window = _Window(**d["window"])
+    def from_dict(cls, node: str, d: object) -> NodeParser:
+        """The saved state; a damaged one (a hand edit, an older or cut file) restores
+        what is valid, logs what is not, and never stops the tracker from starting."""
+        bad: list[str] = []
+        d = _dict(d, "parser", bad)
+
+        def text(key: str, src: dict = d, where: str = "") -> str:
+            v = src.get(key, "")
+            if isinstance(v, str):
+                return v
+            bad.append(where + key)
+            return ""
+
+        state = d.get("state")
+        if state is not None and state not in GCS_STATES:
+            bad.append("state")
+            state = None
+        pending_sst = d.get("pending_sst")
+        if pending_sst is not None and not isinstance(pending_sst, bool):
+            bad.append("pending_sst")
+            pending_sst = None
+        sel = _dict(d.get("selections") or {}, "selections", bad)
+        p = cls(node=node, last_ts=_time(d.get("last_ts"), "last_ts", bad), state=state,
+                pending_method=text("pending_method"), pending_sst=pending_sst,
+                pending_donor=text("pending_donor"), own_name=text("own_name"),
+                selections={k: v for k, v in sel.items() if isinstance(k, str)
+                            and isinstance(v, str)})
+        w = d.get("window")
+        if w:
+            w = _dict(w, "window", bad)
+            start = _time(w.get("start"), "window.start", bad)
+            server = w.get("sst_server", "")
+            if server not in ("", "announced", "up", "down"):
+                bad.append("window.sst_server")
+                server = ""
+            if start is not None:
+                p.window = _Window(start=start, sst=w.get("sst") is True,
+                                   ist=w.get("ist") is True,
+                                   method=text("method", w, "window."),
+                                   donor=text("donor", w, "window."), sst_server=server)
+        if bad:
+            log.warning("node %s: saved parser state has invalid %s; restored the rest",
+                        node, ", ".join(bad))
         return p
 
     def feed(self, line: str) -> list[Event]:
         """Events of one line: a StateChange, a completed Recovery, or Aborted."""
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE]
         ts = parse_timestamp(line)
         if ts is not None:
             self.last_ts = ts
@@ -291,6 +359,25 @@ class NodeParser:
         return out
 
 
+MAX_SELECTIONS = 64  # donor indexes remembered: a cluster's members, with room to spare
+
+
+def _dict(v: object, what: str, bad: list[str]) -> dict:
+    if isinstance(v, dict):
+        return v
+    bad.append(what)
+    return {}
+
+
+def _time(v: object, what: str, bad: list[str]) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+        return float(v)
+    bad.append(what)
+    return None
+
+
 @dataclass(frozen=True)
 class _Clue:
     """What one line says about the recovery: its kind, its SST method, its donor."""
@@ -305,13 +392,18 @@ _NOTHING = _Clue()
 
 def _ist_from(p: NodeParser, m: re.Match[str]) -> _Clue:
     # A joiner without usable state asks for IST from seqno 0 (or a zero UUID): an SST.
-    if m.group(1) == ZERO_UUID or int(m.group(2)) <= 0:
+    if m.group(1) == ZERO_UUID or _not_positive(m.group(2)):
         return _Clue(sst=True)
     return _NOTHING
 
 
+def _not_positive(seqno: str) -> bool:
+    """`-?\\d+` <= 0, without int(): Python refuses to convert more than 4,300 digits."""
+    return seqno.startswith("-") or not seqno.strip("0")
+
+
 def _ist_range(p: NodeParser, m: re.Match[str]) -> _Clue:
-    return _Clue(sst=True) if int(m.group(1)) <= 0 else _NOTHING
+    return _Clue(sst=True) if _not_positive(m.group(1)) else _NOTHING
 
 
 def _script_done(p: NodeParser, m: re.Match[str]) -> _Clue:
@@ -327,7 +419,10 @@ def _selected(p: NodeParser, m: re.Match[str]) -> _Clue:
     # land in one window. Only this member's own selection names its donor; any of them
     # tells which name a member index has in the current view.
     requester, donor_idx, donor_name = m.group(2), m.group(3), m.group(4)
+    p.selections.pop(donor_idx, None)
     p.selections[donor_idx] = donor_name
+    while len(p.selections) > MAX_SELECTIONS:  # hostile lines cannot grow it (or the state)
+        del p.selections[next(iter(p.selections))]
     return _Clue(donor=donor_name) if p.is_me(requester) else _NOTHING
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -167,9 +169,22 @@ class Tracker:
             return {}
         try:
             saved = json.loads(self.state_file.read_text()).get("nodes", {})
-        except (OSError, json.JSONDecodeError, AttributeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
+            self._set_aside(f"unreadable ({exc})")
             return {}
         return saved if isinstance(saved, dict) else {}
+
+    def _set_aside(self, why: str) -> None:
+        """Keep a damaged state file for a person to look at, instead of overwriting it
+        (the counts it holds are what the tracker would otherwise lose silently)."""
+        assert self.state_file is not None
+        aside = self.state_file.with_name(f"{self.state_file.name}.damaged-{int(time.time())}")
+        try:
+            os.replace(self.state_file, aside)
+        except OSError:
+            return
+        print(f"galera_tracker: state file {self.state_file} {why}: kept as {aside}; the"
+              " logs are read again from where it could not say", file=sys.stderr, flush=True)
 
     def update(self, logs: dict[tuple[str, str], str] | dict[str, str]) -> None:
         """Follow these logs from now on (the description changed): a node already followed
@@ -192,7 +207,11 @@ class Tracker:
                 # a state file from before clusters keyed nodes by name alone
                 d = saved.get(key) or saved.get(name)
                 if isinstance(d, dict):
-                    node.restore(d)
+                    try:
+                        node.restore(d)
+                    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                        self.nodes[key] = Node(name, path, cluster)
+                        self._set_aside(f"has a damaged entry for {key} ({exc!r:.200})")
 
     def poll(self) -> int:
         with self.lock:
@@ -212,5 +231,8 @@ class Tracker:
         data = {"nodes": {**self._saved(),
                           **{name: node.to_dict() for name, node in self.nodes.items()}}}
         tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data))
+        with open(tmp, "w") as f:
+            f.write(json.dumps(data))
+            f.flush()
+            os.fsync(f.fileno())  # a crash leaves the old file or the new one, whole
         os.replace(tmp, self.state_file)

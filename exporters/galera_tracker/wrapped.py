@@ -64,14 +64,21 @@ class Unwrapper:
         return {"partial": dict(self.partial)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> Unwrapper:
-        return cls(partial={str(k): str(v) for k, v in (d.get("partial") or {}).items()})
+    def from_dict(cls, d: object) -> Unwrapper:
+        """The saved pieces; anything else in a damaged state (not a stream name, not
+        text) is dropped rather than stopping the tracker at start."""
+        partial = d.get("partial") if isinstance(d, dict) else None
+        if not isinstance(partial, dict):
+            return cls()
+        return cls(partial={k: v for k, v in partial.items()
+                            if k in ("stdout", "stderr") and isinstance(v, str)
+                            and len(v) < MAX_PARTIAL})
 
 
 def _json_log(raw: str) -> str | None:
     try:
         obj = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json recurses
         return None
     if isinstance(obj, dict) and isinstance(obj.get("log"), str):
         return obj["log"]

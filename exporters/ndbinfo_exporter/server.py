@@ -1,9 +1,11 @@
-"""The HTTP(S) endpoint: the telemetry path, a landing page, optional basic auth."""
+"""The HTTP(S) endpoint: the telemetry path, a landing page, and the web config's door (TLS,
+client certificates, basic auth, response headers, rate limit; see webconfig)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import html
 import logging
 import socket
 import ssl
@@ -16,8 +18,9 @@ from prometheus_client.registry import Collector as _RegistryCollector
 
 from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.families import Family
+from ndbinfo_exporter.mycnf import ConfigError
 from ndbinfo_exporter.scrape import Scraper
-from ndbinfo_exporter.webconfig import WebConfig
+from ndbinfo_exporter.webconfig import WebConfig, allowed_sans_reject
 
 log = logging.getLogger("ndbinfo_exporter.http")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -45,6 +48,28 @@ def encode(metrics: list) -> list[bytes]:
     return out
 
 
+HANDSHAKE_TIMEOUT = 10.0
+# Go's net/http answers a plain HTTP request on a TLS port with this 400 (golang/go
+# src/net/http/server.go, conn.serve: tls.RecordHeaderError, tlsRecordHeaderLooksLikeHTTP);
+# exporter-toolkit's test expects it ("HTTP Request to HTTPS server").
+_PLAIN_ON_TLS = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+_HTTP_STARTS = (b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO")
+
+
+def basic_auth(header: str | None) -> tuple[bytes | None, bytes | None]:
+    """(user, password) of an `Authorization: Basic` header, as Go's Request.BasicAuth reads
+    it (case-insensitive scheme, strict base64, split at the first colon); (None, None)
+    when there is none or it is malformed."""
+    if not header or header[:6].lower() != "basic ":
+        return None, None
+    try:
+        decoded = base64.b64decode(header[6:].encode("latin-1"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        return None, None
+    user, sep, password = decoded.partition(b":")
+    return (user, password) if sep else (None, None)
+
+
 def make_server(address: tuple[str, int], path: str, scraper: Scraper | None,
                 web: WebConfig, clusters: ClusterSet | None = None) -> ThreadingHTTPServer:
     """`path` serves the one cluster of the option file (`scraper`), or with a description
@@ -56,35 +81,31 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper | None,
         server_version = "ndbinfo_exporter"
         # headers and body go out in separate writes; Nagle + delayed ACK would add ~40 ms
         disable_nagle_algorithm = True
-
-        def setup(self) -> None:
-            if isinstance(self.request, ssl.SSLSocket):
-                self.request.settimeout(10)
-                self.request.do_handshake()
-            super().setup()
+        # a client that stops sending or reading frees its thread after this long
+        timeout = 30
+        extra_headers: tuple[tuple[str, str], ...] = ()
 
         def log_message(self, fmt: str, *args: object) -> None:  # quiet access log
             pass
 
-        def _authorised(self) -> bool:
-            if not web.users:
-                return True
-            header = self.headers.get("Authorization", "")
-            if header.startswith("Basic "):
-                try:
-                    user, _, pw = base64.b64decode(header[6:]).decode().partition(":")
-                except (binascii.Error, UnicodeDecodeError):
-                    user, pw = "", ""
-                if web.check(user, pw):
-                    return True
-            self.send_response(401)
-            self.send_header("WWW-Authenticate", 'Basic realm="ndbinfo_exporter"')
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return False
+        def end_headers(self) -> None:
+            for name, value in self.extra_headers:  # http_server_config.headers
+                self.send_header(name, value)
+            super().end_headers()
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            if not self._authorised():
+            try:
+                settings = web.current()
+            except ConfigError:  # logged once by current()
+                self._send(500, "text/plain; charset=utf-8", b"Internal Server Error\n")
+                return
+            self.extra_headers = settings.headers
+            if not web.allow(settings):
+                self._send(429, "text/plain; charset=utf-8", b"Too Many Requests\n")
+                return
+            if not web.authorised(settings, *basic_auth(self.headers.get("Authorization"))):
+                self._send(401, "text/plain; charset=utf-8", b"Unauthorized\n",
+                           [("WWW-Authenticate", 'Basic realm="ndbinfo_exporter"')])
                 return
             url = urlsplit(self.path)
             if url.path == path:
@@ -107,8 +128,8 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper | None,
             elif url.path == "/":
                 self._send(200, "text/html; charset=utf-8",
                            f"<html><head><title>ndbinfo_exporter</title></head><body>"
-                           f"<h1>ndbinfo_exporter</h1><p><a href=\"{path}\">Metrics</a></p>"
-                           f"</body></html>".encode())
+                           f"<h1>ndbinfo_exporter</h1><p><a href=\"{html.escape(path)}\">"
+                           f"Metrics</a></p></body></html>".encode())
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found\n")
 
@@ -121,11 +142,14 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper | None,
                     return None
             return None
 
-        def _send(self, code: int, ctype: str, body: bytes | list[bytes]) -> None:
+        def _send(self, code: int, ctype: str, body: bytes | list[bytes],
+                  headers: list[tuple[str, str]] | None = None) -> None:
             chunks = [body] if isinstance(body, bytes) else body
             self.send_response(code)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(sum(len(c) for c in chunks)))
+            for name, value in headers or ():
+                self.send_header(name, value)
             self.end_headers()
             for chunk in chunks:
                 self.wfile.write(chunk)
@@ -137,16 +161,55 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper | None,
         address_family = family
         daemon_threads = True
 
-        def get_request(self):  # noqa: ANN201
-            sock, addr = super().get_request()
-            if web.ssl_context is not None:
-                # the handshake runs in the handler thread, so a slow client cannot stall
-                # the accept loop
-                sock = web.ssl_context.wrap_socket(sock, server_side=True,
-                                                   do_handshake_on_connect=False)
-            return sock, addr
+        def finish_request(self, request, client_address) -> None:  # noqa: ANN001
+            # Runs in the connection's own thread, so a slow TLS client or a re-read of the
+            # web config never stalls the accept loop.
+            conn = _secure(request, client_address) if web.tls else request
+            if conn is None:
+                return
+            try:
+                self.RequestHandlerClass(conn, client_address, self)
+            finally:
+                if conn is not request:
+                    self.shutdown_request(conn)
 
         def handle_error(self, request, client_address) -> None:  # noqa: ANN001
             log.debug("request from %s failed", client_address, exc_info=True)
+
+    def _secure(raw: socket.socket, client: tuple) -> ssl.SSLSocket | None:
+        """The TLS side of one connection with the web config as it is now (upstream
+        re-reads it per connection, GetConfigForClient); None when refused."""
+        raw.settimeout(HANDSHAKE_TIMEOUT)
+        first = raw.recv(5, socket.MSG_PEEK)
+        if first[:1] != b"\x16":  # not a TLS handshake record
+            if first in _HTTP_STARTS:
+                raw.sendall(_PLAIN_ON_TLS)
+            return None
+        try:
+            settings = web.current()
+        except ConfigError:
+            return None
+        if settings.ssl_context is None:
+            log.warning("web config %s has no TLS any more: refusing TLS connections (the"
+                        " port's protocol is chosen at start; restart for plain HTTP)",
+                        web.path)
+            return None
+        conn = settings.ssl_context.wrap_socket(raw, server_side=True,
+                                                do_handshake_on_connect=False)
+        try:
+            conn.do_handshake()
+            if settings.allowed_sans is not None:
+                why = allowed_sans_reject(settings.allowed_sans,
+                                          conn.getpeercert(binary_form=True))
+                if why:
+                    # upstream fails the handshake (bad certificate); Python's ssl has no
+                    # hook there, so the connection is closed before any request is read
+                    log.warning("refused the client certificate of %s: %s", client[0], why)
+                    conn.close()
+                    return None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     return Server((host, port), Handler)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,71 +86,129 @@ class Experiment:
         return chosen
 
 
-def _fail(source: Path | str, exp: str | None, msg: str) -> ConfigError:
-    where = f"{source}: experiment {exp}" if exp else str(source)
+def _fail(source: Path | str, exp: object, msg: str) -> ConfigError:
+    where = f"{source}: experiment {exp}" if exp is not None else str(source)
     return ConfigError(f"{where}: {msg}")
 
 
+# NDB_TABLE's PARTITION_BALANCE values (MySQL Reference Manual, "Setting NDB_TABLE
+# Options"); the value goes into the CREATE TABLE's COMMENT, so nothing else may.
+PARTITION_BALANCES = ("FOR_RP_BY_NODE", "FOR_RA_BY_NODE", "FOR_RP_BY_LDM", "FOR_RA_BY_LDM",
+                      "FOR_RA_BY_LDM_X_2", "FOR_RA_BY_LDM_X_3", "FOR_RA_BY_LDM_X_4")
+_OPTION = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")  # becomes a --name=value of sysbench
+
+
 def _positive(value: Any, what: str, source: Path | str, exp: str) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+    if (not isinstance(value, int | float) or isinstance(value, bool) or value < 0
+            or not math.isfinite(value)):
         raise _fail(source, exp, f"{what} must be a non-negative number, not {value!r}")
     return float(value)
+
+
+def _count(value: Any, what: str, source: Path | str, exp: str, least: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise _fail(source, exp, f"{what} must be an integer >= {least}, not {value!r}")
+    return value
+
+
+def _name(value: Any, what: str, source: Path | str, exp: str | None) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _fail(source, exp, f"{what} must be a name, not {value!r}")
+    text = str(value)
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", text):
+        raise _fail(source, exp, f"{what} {text!r} must be letters, digits, _ . - (at most 64)")
+    return text
+
+
+def _options(value: Any, what: str, source: Path | str, exp: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _fail(source, exp, f"{what} must be a mapping, not {value!r}")
+    for k, v in value.items():
+        if not isinstance(k, str) or not _OPTION.fullmatch(k):
+            raise _fail(source, exp, f"{what}: option name {k!r} must be letters, digits, _ -")
+        if not isinstance(v, str | int | float | bool) or (
+                isinstance(v, float) and not math.isfinite(v)):
+            raise _fail(source, exp, f"{what}: option {k} must be a number, a string or"
+                                     f" true/false, not {v!r}")
+        if isinstance(v, str) and any(c in v for c in "\n\r\0"):
+            raise _fail(source, exp, f"{what}: option {k} holds a control character")
+    return dict(value)
 
 
 def _variant(raw: Any, source: Path | str, exp: str) -> Variant:
     if not isinstance(raw, dict) or "name" not in raw or "table" not in raw:
         raise _fail(source, exp, f"each variant needs at least name and table: {raw!r}")
-    unknown = set(raw) - VARIANT_KEYS
+    name = _name(raw["name"], "variant name", source, exp)
+    unknown = set(map(str, raw)) - VARIANT_KEYS
     if unknown:
-        raise _fail(source, exp, f"variant {raw['name']}: unknown key(s) "
+        raise _fail(source, exp, f"variant {name}: unknown key(s) "
                                  f"{', '.join(sorted(unknown))}")
     threads = raw.get("threads", "N")
-    if threads != "N" and (not isinstance(threads, int) or threads < 1):
-        raise _fail(source, exp, f"variant {raw['name']}: threads must be a positive integer"
+    if threads != "N" and (isinstance(threads, bool) or not isinstance(threads, int)
+                           or threads < 1):
+        raise _fail(source, exp, f"variant {name}: threads must be a positive integer"
                                  f" or N, not {threads!r}")
     writers = raw.get("writers", 1)
-    if writers not in (1, 2):
-        raise _fail(source, exp, f"variant {raw['name']}: writers must be 1 or 2")
+    if isinstance(writers, bool) or writers not in (1, 2):
+        raise _fail(source, exp, f"variant {name}: writers must be 1 or 2")
     reader = raw.get("reader", "writer")
     if reader not in ("writer", "peer"):
-        raise _fail(source, exp, f"variant {raw['name']}: reader must be writer or peer")
+        raise _fail(source, exp, f"variant {name}: reader must be writer or peer")
     rpe = raw.get("rows_per_event", 1)
-    if not isinstance(rpe, int) or rpe < 1:
-        raise _fail(source, exp, f"variant {raw['name']}: rows_per_event must be >= 1")
-    opts = raw.get("options") or {}
-    if not isinstance(opts, dict):
-        raise _fail(source, exp, f"variant {raw['name']}: options must be a mapping")
-    return Variant(name=str(raw["name"]), table=str(raw["table"]),
-                   baseline=raw.get("baseline"), threads=None if threads == "N" else threads,
-                   writers=writers, reader=reader, engines=tuple(raw.get("engines") or ()),
-                   rows_per_event=rpe, options=dict(opts))
+    if isinstance(rpe, bool) or not isinstance(rpe, int) or rpe < 1:
+        raise _fail(source, exp, f"variant {name}: rows_per_event must be >= 1")
+    baseline = raw.get("baseline")
+    if baseline is not None:
+        baseline = _name(baseline, f"variant {name}: baseline", source, exp)
+    engines = raw.get("engines") or []
+    if not isinstance(engines, list) or any(e not in ddl.ENGINES for e in engines):
+        raise _fail(source, exp, f"variant {name}: engines must be a list of"
+                                 f" {', '.join(ddl.ENGINES)}, not {engines!r}")
+    return Variant(name=name, table=_name(raw["table"], f"variant {name}: table", source, exp),
+                   baseline=baseline, threads=None if threads == "N" else threads,
+                   writers=writers, reader=reader, engines=tuple(engines),
+                   rows_per_event=rpe,
+                   options=_options(raw.get("options"), f"variant {name}: options", source,
+                                    exp))
 
 
 def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
     if not isinstance(data, dict) or not isinstance(data.get("experiments"), dict):
         raise _fail(source, None, "needs a mapping `experiments:` of name -> experiment")
+    unknown_top = set(map(str, data)) - {"defaults", "experiments"}
+    if unknown_top:
+        raise _fail(source, None, f"unknown key(s) {', '.join(sorted(unknown_top))}"
+                                  " (known: defaults, experiments)")
     defaults = data.get("defaults") or {}
-    if set(defaults) - DEFAULT_KEYS:
+    if not isinstance(defaults, dict):
+        raise _fail(source, None, f"defaults must be a mapping, not {defaults!r}")
+    if set(map(str, defaults)) - DEFAULT_KEYS:
         raise _fail(source, None, f"unknown defaults key(s) "
-                                  f"{', '.join(sorted(set(defaults) - DEFAULT_KEYS))}")
+                                  f"{', '.join(sorted(set(map(str, defaults)) - DEFAULT_KEYS))}")
     out: dict[str, Experiment] = {}
-    for name, raw in data["experiments"].items():
+    for key, raw in data["experiments"].items():
+        name = _name(key, "the experiment name", source, None)
         if not isinstance(raw, dict):
             raise _fail(source, name, "must be a mapping")
-        unknown = set(raw) - EXPERIMENT_KEYS
+        unknown = set(map(str, raw)) - EXPERIMENT_KEYS
         if unknown:
             raise _fail(source, name, f"unknown key(s) {', '.join(sorted(unknown))}")
         kind = raw.get("kind", name)
-        if kind not in SCRIPTS:
+        if not isinstance(kind, str) or kind not in SCRIPTS:
             raise _fail(source, name, f"kind {kind!r} is not one of {', '.join(SCRIPTS)}")
         merged = {**defaults, **raw}
         window = _positive(merged.get("window", 10), "window", source, name)
         if window < 1:
             raise _fail(source, name, "window must be at least 1 second")
         threads = merged.get("threads", 4)
-        if not isinstance(threads, int) or threads < 1:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise _fail(source, name, f"threads must be a positive integer, not {threads!r}")
-        variants = tuple(_variant(v, source, name) for v in raw.get("variants") or ())
+        raw_variants = raw.get("variants") or []
+        if not isinstance(raw_variants, list):
+            raise _fail(source, name, f"variants must be a list, not {raw_variants!r}")
+        variants = tuple(_variant(v, source, name) for v in raw_variants)
         if not variants:
             raise _fail(source, name, "has no variants")
         names = [v.name for v in variants]
@@ -168,25 +228,37 @@ def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
             if set(v.engines or ()) - set(base.engines or v.engines or ()):
                 raise _fail(source, name, f"variant {v.name} runs on engines its baseline"
                                           f" {base.name} does not")
+        balance = raw.get("ndb_partition_balance")
+        if balance is not None and balance not in PARTITION_BALANCES:
+            raise _fail(source, name, f"ndb_partition_balance {balance!r} is not one of"
+                                      f" {', '.join(PARTITION_BALANCES)}")
+        description = raw.get("description", "")
+        if not isinstance(description, str | None):
+            raise _fail(source, name, "description must be text")
+        max_rows = _positive(merged.get("max_rows", 200000), "max_rows", source, name)
         out[name] = Experiment(
-            name=name, kind=kind, description=str(raw.get("description", "")).strip(),
+            name=name, kind=kind, description=(description or "").strip(),
             threads=threads, window=window,
             warmup=_positive(merged.get("warmup", 10), "warmup", source, name),
             duration=_positive(merged.get("duration", 120), "duration", source, name),
-            max_rows=int(_positive(merged.get("max_rows", 200000), "max_rows", source, name)),
-            options=dict(raw.get("options") or {}), variants=variants,
-            ndb_partition_balance=raw.get("ndb_partition_balance"))
+            max_rows=int(max_rows),
+            options=_options(raw.get("options"), "options", source, name),
+            variants=variants, ndb_partition_balance=balance)
     return out
 
 
 def load(path: str | Path | None = None) -> dict[str, Experiment]:
     p = Path(path) if path else DEFAULT_CONFIG
     try:
-        data = yaml.safe_load(p.read_text())
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read experiments file {p}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"{p}: not valid YAML: nested too deeply") from None
     return parse(data, p)
 
 

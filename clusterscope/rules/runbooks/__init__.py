@@ -8,13 +8,16 @@ An alert without a page fails `clusterscope rules check` and the tests.
 from __future__ import annotations
 
 from clusterscope.rules.model import Alert, fold
-from clusterscope.rules.runbooks import galera, loadgen, ndb
+from clusterscope.rules.runbooks import galera, loadgen, logs, ndb
 
-RUNBOOKS: dict[str, dict[str, str]] = {**ndb.RUNBOOKS, **galera.RUNBOOKS, **loadgen.RUNBOOKS}
+RUNBOOKS: dict[str, dict[str, str]] = {**ndb.RUNBOOKS, **galera.RUNBOOKS, **loadgen.RUNBOOKS,
+                                       **logs.RUNBOOKS}
 
 
 def first_steps(name: str) -> str:
     """The commands to run first and where the logs are, per component."""
+    if name in logs.RUNBOOKS:
+        return logs.first_steps(name)
     for prefix, mod in (("Ndb", ndb), ("Galera", galera)):
         if name.startswith(prefix):
             return mod.FIRST_STEPS
@@ -24,7 +27,9 @@ def first_steps(name: str) -> str:
 def fires_when(a: Alert) -> str:
     held = (f"for {a.for_} without a break" if a.for_
             else "at one rule evaluation (no `for:`)")
-    return f"Fires when this expression returns a series {held}:"
+    what = ("this LogsQL query (run by the log rules' vmalert against VictoriaLogs) returns"
+            " a row" if a.language == "logsql" else "this expression returns a series")
+    return f"Fires when {what} {held}:"
 
 
 def page(a: Alert, links: dict, dashboard_uid: str) -> str:
@@ -32,7 +37,8 @@ def page(a: Alert, links: dict, dashboard_uid: str) -> str:
     benign = f"\n\nKnown benign causes: {rb['benign']}" if rb.get("benign") else ""
     return (f"# {a.name}\n\nSeverity: `{a.severity}`. Generated from"
             " `clusterscope/rules/runbooks/` by `clusterscope rules generate`.\n\n"
-            f"## Meaning\n\n{rb['meaning']}\n\n{fires_when(a)}\n\n```promql\n{fold(a.expr)}\n```"
+            f"## Meaning\n\n{rb['meaning']}\n\n{fires_when(a)}\n\n```{a.language}\n{fold(a.expr)}"
+            "\n```"
             f"\n\nDashboard: {links['dashboard_base_url']}/{dashboard_uid}{benign}\n\n"
             f"## Impact\n\n{rb['impact']}\n\n## Diagnosis\n\n{first_steps(a.name)}\n\n"
             f"{rb['diagnosis']}\n\n## Mitigation\n\n{rb['mitigation']}\n")

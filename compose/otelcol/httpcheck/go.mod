@@ -1,0 +1,3 @@
+module github.com/clusterscope/clusterscope/otelcol/httpcheck
+
+go 1.26.0
