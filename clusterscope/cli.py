@@ -10,6 +10,7 @@ from clusterscope.rules.config import RulesConfigError
 try:
     from clusterscope import bench, demo, gotools, lint
     from clusterscope.analysis import cli as analysis_cli
+    from clusterscope.analysis.periods import argv_with_periods
     from clusterscope.dashboards import cli as dashboards_cli
     from clusterscope.deploy import compose
     from clusterscope.lab import cli as lab_cli
@@ -33,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    # `--before -2h..-1h`: argparse would take the period for an option
+    args = build_parser().parse_args(argv_with_periods(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args) or 0)
     except RulesConfigError as exc:

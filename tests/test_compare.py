@@ -120,7 +120,7 @@ def test_a_pinned_baseline_compares_later_and_feeds_the_rules(known_series, tmp_
                           f"{pa.start:.0f}..{pa.end:.0f}", "--json", *common],
                          capture_output=True, text=True, check=True).stdout
     data = json.loads(out)
-    assert data["before"] == "baseline before-change"
+    assert data["before"].startswith("baseline before-change (")
     verdicts = {(r["key"], r["series"].get("experiment", "")): r["verdict"] for r in data["rows"]}
     assert verdicts[("tps", "fk")] == "worse"
     missing = subprocess.run([*cs, "compare", "--before-baseline", "nope", "--after",
@@ -186,3 +186,71 @@ def test_the_table_puts_changes_first_fits_120_columns_and_says_no_nan(restarts)
     assert rows_text.index(next(r for r in rows_text if "undo" in r)) == 1, text
     assert "for_local_recovery" not in text and "aggregate rows left out" in text
     assert "(sum) node 2 for_local_recovery" in render_table(rows, "b", "a", show_all=True)
+
+
+# -- simulated or measured: the series says ------------------------------------------------------
+T4 = 1_700_070_000
+
+
+@pytest.fixture(scope="module")
+def two_clusters(scratch_vm):
+    """The same quantity from a simulated cluster and from a real one, three events each."""
+    lines: list[str] = []
+    for labels, totals in (('cluster="lab-ndb",simulated="true",node_id="2"', [400, 410, 405]),
+                           ('cluster="staging-ndb",node_id="2"', [900, 950, 925])):
+        for i, total in enumerate(totals):
+            done = T4 + i * 200
+            for k in range(12):
+                ts = (done + 5 * k) * 1000
+                lines.append(f"test_sim_done_timestamp_seconds{{{labels}}} {done} {ts}")
+                lines.append(f"test_sim_total_seconds{{{labels}}} {total} {ts}")
+    scratch_vm.import_prometheus("\n".join(lines) + "\n")
+    scratch_vm.flush()
+    return scratch_vm, Period(T4, T4 + 999)
+
+
+def test_simulated_rows_are_marked_from_their_label_and_real_ones_are_not(two_clusters) -> None:
+    vm, period = two_clusters
+    q = Quantity("st", "NDB restarts", "restart total", "test_sim_total_seconds", "s", "lower",
+                 ("cluster", "node_id"), event="test_sim_done_timestamp_seconds")
+    samples = collect(vm, [q], period)
+    rows = compare_samples([q], samples, samples)
+    by = {r.series["cluster"]: r for r in rows}
+    assert by["lab-ndb"].simulated and not by["staging-ndb"].simulated
+    assert (by["lab-ndb"].before.n, by["staging-ndb"].before.n) == (3, 3)
+    text = render_table(rows, "b", "a", source="http://vm:8428")
+    lines = text.splitlines()
+    assert "read   http://vm:8428" in lines and "clusters lab-ndb, staging-ndb" in lines
+    assert "SIMULATED lab-ndb node 2" in text
+    real = next(ln for ln in lines if "staging-ndb" in ln and "node 2" in ln)
+    assert "SIMULATED" not in real
+    only_real = render_table([by["staging-ndb"]], "b", "a")
+    assert "SIMULATED" not in only_real and "cluster staging-ndb" in only_real
+    only_sim = render_table([by["lab-ndb"]], "b", "a")
+    assert "== NDB restarts: restart total (SIMULATED)" in only_sim
+
+
+T5 = 1_700_090_000
+
+
+def test_an_event_at_the_boundary_of_two_periods_counts_in_one(scratch_vm) -> None:
+    """Periods that abut (the demo's before/after) must not both count the restart that
+    completed just before the boundary: events fall on the query's step grid, and the
+    grid's step after the event may lie past the boundary."""
+    lines = []
+    done = T5 + 100.7  # completes 0.3 s before the boundary, between two 1 s steps
+    for k in range(-20, 40):
+        ts = T5 + 100.7 + 5 * k
+        if ts < done:
+            continue
+        lines.append(f'test_edge_done_timestamp_seconds{{node_id="2"}} {done} {int(ts * 1000)}')
+        lines.append(f'test_edge_total_seconds{{node_id="2"}} 410 {int(ts * 1000)}')
+    scratch_vm.import_prometheus("\n".join(lines) + "\n")
+    scratch_vm.flush()
+    q = Quantity("edge", "NDB restarts", "restart total", "test_edge_total_seconds", "s",
+                 "lower", ("node_id",), event="test_edge_done_timestamp_seconds")
+    boundary = T5 + 101.0
+    before = collect(scratch_vm, [q], Period(T5, boundary))
+    after = collect(scratch_vm, [q], Period(boundary, T5 + 200))
+    counts = [sum(len(v) for v in s["edge"].values()) for s in (before, after)]
+    assert counts == [1, 0], counts

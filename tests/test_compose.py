@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from clusterscope_inventory.description import DescriptionError
 from clusterscope_inventory.server import Inventory, make_server
 from clusterscope_logs import collector
 from helpers import eventually
@@ -409,20 +410,23 @@ def test_compose_ships_real_cluster_logs_as_the_description_says(models, tmp_pat
 
 
 def test_a_description_the_collector_could_not_load_is_refused_by_name(tmp_path) -> None:
-    """A time zone Go cannot load would stop the collector at start: the inventory answers
-    /config/otelcol.yaml with the reason instead, naming the cluster."""
+    """A time zone Go cannot load would stop the collector at start: the description
+    refuses it, naming the cluster (the inventory then keeps the last good description, or
+    does not start), so /config/otelcol.yaml never serves it."""
     desc = tmp_path / "clusterscope.yml"
     desc.write_text("clusters:\n  - name: g1\n    kind: galera\n    log_timezone: CEST\n"
                     "    nodes: [{name: n1, address: 'h:3306', log: /srv/logs/n1.err}]\n")
+    with pytest.raises(DescriptionError, match=r"\(g1\)\.log_timezone: expected an IANA"
+                                               r" time zone name .* got 'CEST'"):
+        Inventory(desc)
+    good = desc.read_text().replace("CEST", "Europe/Berlin")
+    desc.write_text(good)
     server = make_server(("127.0.0.1", 0), Inventory(desc))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/config/otelcol.yaml"
-        with pytest.raises(urllib.error.HTTPError) as err:
-            urllib.request.urlopen(url, timeout=10)
-        assert err.value.code == 500
-        assert "cluster g1: log_timezone 'CEST' is not a time zone name" in err.value.read(
-            ).decode()
+        with urllib.request.urlopen(url, timeout=10) as r:
+            assert "Europe/Berlin" in r.read().decode()
     finally:
         server.shutdown()
         server.server_close()

@@ -15,6 +15,7 @@ from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from clusterscope import paths
 from clusterscope.dashboards import generate, uids
+from clusterscope.dashboards.explain import metric_names
 from clusterscope.dashboards.verify import targets
 from clusterscope.logs import logsql
 from clusterscope.logs.logsql import DATASOURCE_TYPE as LOGS_TYPE
@@ -250,8 +251,6 @@ def test_simulated_data_is_marked_on_every_ndb_dashboard() -> None:
 
 # -- metric names -------------------------------------------------------------------------
 
-KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or",
-            "unless", "offset", "bool", "inf", "nan"}
 EXPORTER_SOURCES = [REPO / "exporters" / "ndbinfo_exporter", REPO / "exporters" / "galera_tracker",
                     REPO / "loadgen" / "clusterscope_loadgen"]
 # mysqld_exporter (Debian's binary) derives these from SHOW GLOBAL STATUS/VARIABLES, so they
@@ -259,19 +258,6 @@ EXPORTER_SOURCES = [REPO / "exporters" / "ndbinfo_exporter", REPO / "exporters" 
 MYSQLD_EXPORTER = re.compile(r"^mysql_(up|global_status_wsrep_\w+|galera_\w+)$")
 # written by vmalert for firing/pending alerts, and by the scraper for each target
 VMALERT = {"ALERTS", "up"}
-
-
-def metric_names(expr: str) -> set[str]:
-    s = re.sub(r'"(?:\\.|[^"\\])*"', '""', expr)
-    s = re.sub(r"\{[^}]*\}", "", s)
-    s = re.sub(r"\[[^\]]*\]", "", s)
-    s = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", s)
-    names = set()
-    for m in re.finditer(r"(?<![\w.])([a-zA-Z_:][\w:]*)(?!\w)(?!\s*\()", s):
-        name = m.group(1)
-        if name.lower() not in KEYWORDS and not re.fullmatch(r"\d.*|e\d+", name):
-            names.add(name)
-    return names
 
 
 def test_metric_name_parser() -> None:

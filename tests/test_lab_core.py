@@ -53,3 +53,12 @@ def test_a_service_that_dies_at_start_reports_its_log(tmp_path: Path) -> None:
     with pytest.raises(LabError, match="boom: bad config"):
         lab.spawn("broken", "test", "exits at once", argv, port=_free_port(), ready_timeout=10)
     assert lab.services() == []
+
+
+def test_no_two_lab_ports_share_an_offset() -> None:
+    from clusterscope.lab.ports import MAX_OFFSET, OFFSETS
+    seen: dict[int, str] = {}
+    for name, off in OFFSETS.items():
+        assert off not in seen, f"{name} and {seen[off]} both use offset {off}"
+        assert 0 <= off <= MAX_OFFSET, name
+        seen[off] = name

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import random
 import re
 from pathlib import Path
 
 import pytest
 import yaml
-from clusterscope_loadgen import config, ddl, stats, sysbench, window
+from clusterscope_loadgen import config, ddl, designs, estimators, stats, sysbench, window
+from clusterscope_loadgen.runner import RunError, Runner, summary
 from clusterscope_loadgen.stats import Window
-from clusterscope_loadgen.target import Health
+from clusterscope_loadgen.target import Health, Target
 
 FIXTURES = Path(__file__).with_name("test_loadgen_fixtures")
 
@@ -37,15 +40,15 @@ def _w(variant: str, seq: int, tput: float, valid: bool = True, p95: float = 0.0
     return Window(variant, seq, valid, tput, p95)
 
 
-def test_pairs_join_same_round_and_drop_invalid_windows() -> None:
+def test_units_join_same_round_and_drop_invalid_windows() -> None:
     windows = [_w("a", 1, 100), _w("b", 1, 80),
-               _w("b", 2, 90), _w("a", 2, 100, valid=False),  # baseline invalid: no pair
-               _w("a", 3, 200), _w("b", 3, 150, valid=False),  # variant invalid: no pair
+               _w("b", 2, 90), _w("a", 2, 100, valid=False),  # baseline invalid: no unit
+               _w("a", 3, 200), _w("b", 3, 150, valid=False),  # variant invalid: no unit
                _w("a", 4, 100), _w("b", 4, 85),
                _w("b", 5, 70)]  # no baseline window in round 5
-    pl = stats.pairs(windows, "b", "a")
-    assert [(b.seq, v.seq) for b, v in pl] == [(1, 1), (4, 4)]
-    over = stats.overhead(pl)
+    us = designs.units(windows, "b", "a")
+    assert [u.seq for u in us] == [1, 4]
+    over = estimators.mean_t(us)
     assert over.mean == pytest.approx((0.20 + 0.15) / 2)
     assert over.n == 2
 
@@ -55,15 +58,110 @@ def test_overhead_cancels_drift_shared_by_a_pair() -> None:
     windows = []
     for seq, level in enumerate([100, 150, 200, 250, 300], start=1):
         windows += [_w("base", seq, level), _w("var", seq, level * 0.9)]
-    over = stats.overhead(stats.pairs(windows, "var", "base"))
+    over = estimators.mean_t(designs.units(windows, "var", "base"))
     assert over.mean == pytest.approx(0.10)
     assert over.low == pytest.approx(0.10) and over.high == pytest.approx(0.10)
 
 
-def test_latency_ratio_from_pairs() -> None:
-    pl = stats.pairs([_w("a", 1, 1, p95=0.002), _w("b", 1, 1, p95=0.003),
-                      _w("a", 2, 1, p95=0.004), _w("b", 2, 1, p95=0.006)], "b", "a")
-    assert stats.latency_ratio(pl).mean == pytest.approx(1.5)
+def test_abba_block_cancels_a_linear_drift_and_needs_all_four_windows() -> None:
+    # Throughput falls linearly through each block; the variant (positions 2 and 3) is
+    # 10% slower. Comparing single windows would mix the drift in; the block means do not.
+    windows = []
+    for block in (1, 2, 3):
+        level = [400 - 30 * i - 50 * block for i in range(4)]
+        windows += [_w("base", block, level[0]), _w("var", block, 0.9 * level[1]),
+                    _w("var", block, 0.9 * level[2]), _w("base", block, level[3])]
+    windows[-1] = _w("base", 3, 1.0, valid=False)  # one invalid window voids block 3
+    us = designs.units(windows, "var", "base")
+    assert [u.seq for u in us] == [1, 2]
+    assert all(u.overhead == pytest.approx(0.10) for u in us)
+    assert 1 - windows[1].throughput / windows[0].throughput != pytest.approx(0.10)
+
+
+def test_latency_ratio_from_units() -> None:
+    us = designs.units([_w("a", 1, 1, p95=0.002), _w("b", 1, 1, p95=0.003),
+                        _w("a", 2, 1, p95=0.004), _w("b", 2, 1, p95=0.006)], "b", "a")
+    assert estimators.latency_ratio(us).mean == pytest.approx(1.5)
+
+
+def _units(overheads: list[float]) -> list[estimators.Unit]:
+    return [estimators.Unit(i, 100.0, 100.0 * (1 - d)) for i, d in enumerate(overheads)]
+
+
+@pytest.mark.parametrize(("n", "critical"), [
+    # Two-sided 5% critical values of the Wilcoxon signed-rank statistic (the standard
+    # table, e.g. Hollander & Wolfe): reject when T+ <= critical.
+    (5, -1), (6, 0), (7, 2), (8, 3), (9, 5), (10, 8), (12, 13), (15, 25), (20, 52)])
+def test_signed_rank_critical_values_match_the_table(n: int, critical: int) -> None:
+    assert estimators.signed_rank_critical(n) == critical
+
+
+def test_signed_rank_normal_approximation_joins_the_exact_values() -> None:
+    exact = estimators.signed_rank_critical(100)
+    n = 100
+    mu, sd = n * (n + 1) / 4, math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+    approx = math.floor(mu - 0.5 - 1.959964 * sd)
+    assert abs(exact - approx) <= 1
+    assert estimators.signed_rank_critical(101) > exact
+
+
+def test_hodges_lehmann_on_known_values() -> None:
+    # Overheads 1..10 (%): Walsh averages (i+j)/2; the ninth smallest is 3 (sums 2,3,4,4,
+    # 5,5,6,6,6), the ninth largest 8; their median (the estimate) is 5.5.
+    est = estimators.hodges_lehmann(_units([k / 100 for k in range(1, 11)]))
+    assert est.n == 10
+    assert est.mean == pytest.approx(0.055)
+    assert (est.low, est.high) == (pytest.approx(0.03), pytest.approx(0.08))
+    # One wild window moves the mean by 9 points, the estimate by half a point at most.
+    wild = estimators.hodges_lehmann(_units([k / 100 for k in range(1, 10)] + [1.0]))
+    assert abs(wild.mean - est.mean) <= 0.005
+    assert estimators.mean_t(_units([k / 100 for k in range(1, 10)] + [1.0])).mean > 0.14
+    assert math.isnan(estimators.hodges_lehmann(_units([0.1] * 5)).low)
+
+
+def test_median_ratio_and_its_bootstrap_interval() -> None:
+    us = [estimators.Unit(i, b, v) for i, (b, v) in enumerate(
+        [(100, 90), (110, 100), (90, 80), (105, 95), (95, 88), (120, 100), (100, 91)])]
+    est = estimators.median_ratio(us)
+    assert est.mean == pytest.approx(1 - 91 / 100)
+    assert est.low <= est.mean <= est.high
+    assert est.low > 0  # every unit is slower
+    assert estimators.median_ratio(us) == est  # fixed seed: the same units, the same interval
+    assert math.isnan(estimators.median_ratio(us[:4]).low)
+
+
+def test_detectable_change_from_an_interval_is_the_t_formula_for_mean_t() -> None:
+    est = estimators.mean_t(_units([0.01, 0.03, 0.02, 0.05, 0.00, 0.02]))
+    assert estimators.detectable(est.low, est.high, est.n) == pytest.approx(est.min_detectable)
+
+
+# -- designs -------------------------------------------------------------------------------
+def _v(name: str, baseline: str | None = None, **kw: object) -> config.Variant:
+    return config.Variant(name=name, table="t", baseline=baseline, **kw)  # type: ignore[arg-type]
+
+
+def test_groups_put_each_baseline_with_its_variants() -> None:
+    vs = [_v("a"), _v("b", "a"), _v("c"), _v("d", "c"), _v("e", "a")]
+    assert [[v.name for v in g] for g in designs.groups(vs)] == [["a", "b", "e"], ["c", "d"]]
+    assert designs.not_interleavable([vs[0], vs[1]]) is None
+    assert "thread counts" in designs.not_interleavable([_v("a"), _v("b", "a", threads=1)])
+    assert "nodes" in designs.not_interleavable([_v("a"), _v("b", "a", writers=2)])
+
+
+def test_round_plans_of_each_design() -> None:
+    vs = [_v("a"), _v("b", "a"), _v("c"), _v("d", "c")]
+    rng = random.Random(1)
+    names = lambda plan: [[v.name for v in w] for w in plan]  # noqa: E731
+    assert names(designs.round_plan("windows", vs, 1, rng)) == [["a"], ["b"], ["c"], ["d"]]
+    assert names(designs.round_plan("windows", vs, 2, rng)) == [["d"], ["c"], ["b"], ["a"]]
+    assert names(designs.round_plan("interleaved", vs, 1, rng)) == [["a", "b"], ["c", "d"]]
+    orders = set()
+    for seq in range(1, 30):
+        plan = [w[0].name for w in designs.round_plan("abba", vs, seq, rng)]
+        assert plan[:4] == plan[4:][::-1] and sorted(plan[:4]) == ["a", "b", "c", "d"]
+        orders.add(tuple(plan[:4]))
+    assert len(orders) > 5  # randomised, not a fixed order
+    assert designs.window_seconds("abba", 10) == 5 and designs.window_seconds("windows", 10) == 10
 
 
 # -- config --------------------------------------------------------------------------------
@@ -96,6 +194,13 @@ def _cfg(tmp_path: Path, exp: dict) -> Path:
     ({"kind": "fk", "variants": []}, "has no variants"),
     ({"kind": "fk", "window": 0.5, "variants": [{"name": "a", "table": "t"}]}, "window"),
     ({"kind": "fk", "variants": [{"name": "a", "table": "t", "threads": 0}]}, "threads"),
+    ({"kind": "fk", "design": "alternate", "variants": [{"name": "a", "table": "t"}]},
+     "design 'alternate' is not one of interleaved, windows, abba"),
+    ({"kind": "fk", "estimator": "mode", "variants": [{"name": "a", "table": "t"}]},
+     "estimator 'mode'"),
+    ({"kind": "fk", "variants": [{"name": "a b", "table": "t"}]}, "variant name 'a b'"),
+    ({"kind": "fk", "variants": [{"name": "a", "table": "t", "options": {"mode": "x|y"}}]},
+     "option mode='x|y'"),
 ])
 def test_bad_config_names_the_experiment(tmp_path: Path, exp: dict, message: str) -> None:
     with pytest.raises(config.ConfigError) as err:
@@ -120,6 +225,48 @@ def test_variant_subset_brings_its_baseline() -> None:
         "rb0", "rb1"]
     with pytest.raises(config.ConfigError, match="no variant"):
         e.variants_for("galera", ["missing"])
+
+
+def test_design_and_estimator_from_the_config(tmp_path: Path) -> None:
+    p = tmp_path / "exp.yaml"
+    p.write_text(yaml.safe_dump({"defaults": {"design": "abba"}, "experiments": {
+        "x": {"kind": "fk", "estimator": "hodges-lehmann",
+              "variants": [{"name": "a", "table": "users_posts"}]}}}))
+    e = config.experiment("x", p)
+    assert (e.design, e.estimator) == ("abba", "hodges-lehmann")
+    assert (config.experiment("fk").design, config.experiment("fk").estimator) == (None, None)
+
+
+# -- the runner without a server: design choice and the Lua mix ---------------------------
+def _runner(exp: config.Experiment, **kw: object) -> Runner:
+    target = Target(path=Path("none.cnf"), user="app", password=None, host="127.0.0.1", port=9)
+    return Runner(exp, "innodb", [target], out=kw.pop("out", print), **kw)  # type: ignore[arg-type]
+
+
+def test_default_design_falls_back_to_windows_when_variants_cannot_share_a_window() -> None:
+    said: list[str] = []
+    exp = config.experiment("fk")
+    assert _runner(exp, only=["fk2"]).design == designs.DEFAULT == "interleaved"
+    mixed = dataclasses.replace(exp, variants=(
+        dataclasses.replace(_v("a"), table="users_posts"),
+        dataclasses.replace(_v("b", "a", threads=1), table="users_posts_fk")))
+    r = _runner(mixed, out=said.append)
+    assert r.design == "windows" and "different thread counts" in said[0]
+    with pytest.raises(RunError, match="design interleaved needs .* different thread counts"):
+        _runner(mixed, design="interleaved")
+    assert _runner(mixed, design="abba").design == "abba"
+    assert _runner(exp, estimator="median-ratio").estimator == "median-ratio"
+
+
+def test_mix_carries_each_variants_own_options() -> None:
+    r = _runner(config.experiment("batching_pk"), only=["single_pk_1t"])
+    mix, flat = r._mix(designs.groups(r.variants)[0])
+    assert mix == "batch_pk_1t;batch=100;table=bp_pk|single_pk_1t;batch=1;table=bp_pk"
+    assert set(flat) == {"start_id"}
+    r = _runner(config.experiment("fk"), only=["fk2"])
+    mix, flat = r._mix(r.variants)
+    assert mix == "nofk;table=users_posts|fk2;table=users_posts_fk"
+    assert flat == {"users": 1000, "forums": 100}
 
 
 # -- DDL -----------------------------------------------------------------------------------
@@ -182,6 +329,26 @@ def test_parse_real_sysbench_output() -> None:
     own = float(re.search(r"95th percentile:\s+([0-9.]+)", text).group(1)) / 1000
     assert r.latency[0.95] == pytest.approx(own, rel=0.02)
     assert r.latency[0.5] <= r.latency[0.95] <= r.latency[0.99]
+
+
+def test_parse_an_interleaved_window() -> None:
+    """Real output of cs_fk.lua with a three-variant --mix (2 threads, 1 s, 200 us delay on
+    nofk_delay): each variant's steps, rows, time and histogram summed over the threads."""
+    r = sysbench.parse((FIXTURES / "sysbench_fk_mix_1.0.20.txt").read_text())
+    assert set(r.variants) == {"nofk", "fk2", "nofk_delay"} and r.threads_reported == 2
+    assert r.transactions == 421  # sysbench's events: each ran every variant once
+    for vr in r.variants.values():
+        assert vr.threads == 2 and vr.steps == 194 + 227 == sum(vr.histogram.values())
+        assert vr.rows == vr.attempted == vr.steps and vr.queries == vr.steps
+    assert r.committed == 582 + 681 == sum(v.rows for v in r.variants.values())
+    nofk, slow = r.variants["nofk"], r.variants["nofk_delay"]
+    assert nofk.seconds == pytest.approx(0.360390 + 0.331554)
+    assert nofk.delay_seconds == 0 and slow.delay_seconds == pytest.approx(0.050158 + 0.045452)
+    assert slow.delay_seconds / slow.steps >= 200e-6  # the spin lasts at least its delay
+    assert nofk.rate(2) == pytest.approx(2 * 421 / (0.360390 + 0.331554))
+    q = nofk.latency
+    assert q[0.5] <= q[0.95] <= q[0.99]
+    assert q[0.5] < nofk.mean_latency * 3 and q[0.99] > nofk.mean_latency / 3
 
 
 def test_parse_errors_reconnects_and_fatal() -> None:
@@ -266,3 +433,37 @@ def test_each_sysbench_problem_invalidates_the_window(run: sysbench.Result, lua_
 def test_missing_thread_counts_matter_only_where_the_scripts_report_them() -> None:
     run = _ok_run(threads_reported=0)
     assert window.judge([_h(N1)], [_h(N1)], run, threads=4, lua_counts=False) == []
+
+
+def test_an_interleaved_variant_without_steps_voids_the_window() -> None:
+    run = _ok_run(variants={"a": sysbench.VariantRun(steps=10, seconds=0.1),
+                            "b": sysbench.VariantRun(steps=0)})
+    assert window.judge([_h(N1)], [_h(N1)], run, threads=4, lua_counts=True,
+                        variants=["a", "b", "c"]) == ["variant b completed no step",
+                                                      "variant c completed no step"]
+    assert window.judge([_h(N1)], [_h(N1)], run, threads=4, lua_counts=True,
+                        variants=["a"]) == []
+
+
+def test_percentiles_from_the_lua_buckets() -> None:
+    # bucket b holds latencies in [e^(b/40), e^((b+1)/40)) microseconds; its midpoint
+    # e^((b+0.5)/40) stands for them.
+    hist = {276: 50, 280: 45, 300: 4, 400: 1}
+    q = sysbench.bucket_percentiles(hist)
+    assert q[0.5] == pytest.approx(math.exp(276.5 / 40) / 1e6)
+    assert q[0.95] == pytest.approx(math.exp(280.5 / 40) / 1e6)
+    assert q[0.99] == pytest.approx(math.exp(300.5 / 40) / 1e6)
+    assert sysbench.bucket_percentiles({}) == {}
+
+
+def test_summary_counts_the_row_checks_made_before_truncations() -> None:
+    ok = {"table": "t", "ok": True, "found": 5, "expected_low": 5, "expected_high": 5}
+    bad = {**ok, "ok": False, "found": 4, "before_truncate": True}
+    result = {"experiment": "fk", "engine": "galera", "target": "n1", "design": "interleaved",
+              "estimator": "mean-t", "windows": [], "estimates": {},
+              "verification": [{**ok, "before_truncate": True}] * 2 + [ok]}
+    text = summary(result)
+    assert "checked before each of 2 truncations at max_rows: all OK" in text
+    assert text.count("found 5, expected 5..5: OK") == 1
+    text = summary({**result, "verification": [bad, ok]})
+    assert "found 4, expected 5..5: MISMATCH" in text and "all OK" not in text

@@ -65,7 +65,8 @@ def filled(scratch_vm):
     lines += _samples("galera_recovery_last_duration_seconds", rec, [(t, 8.5) for t in ts[30:]])
     lines += _samples("galera_recovery_last_end_timestamp_seconds", rec,
                       [(t, ts[30]) for t in ts[30:]])
-    lines += _samples("mysql_global_status_wsrep_cluster_size", 'cluster="lab-galera",node="node1"',
+    lines += _samples("mysql_global_status_wsrep_cluster_size",
+                      'job="galera",cluster="lab-galera",node="node1"',
                       [(t, 3 if i < 20 or i > 30 else 2) for i, t in enumerate(ts)])
     scratch_vm.import_prometheus("\n".join(lines) + "\n")
     scratch_vm.flush()
@@ -156,3 +157,64 @@ def test_a_series_that_touches_zero_has_no_negative_tick() -> None:
     both = svg.line_chart([svg.Line("o", [(T1, -20.0), (T1 + 1, 10.0)])], "o", "%",
                           nonneg=False)
     assert tick_labels(both)[0].startswith("-")
+
+
+# -- where the figures come from -------------------------------------------------------------
+T3 = T1 + 20_000  # a period of its own in the scratch database
+
+
+@pytest.fixture(scope="module")
+def real_ndb(scratch_vm):
+    """A real NDB cluster's restarts (no `simulated` label), as a staging cluster's
+    exporter would give them: the report must not call them simulated."""
+    lines: list[str] = []
+    ts = [T3 + 5 * i for i in range(60)]
+    labels = 'cluster="staging-ndb",node_id="3"'
+    lines += _samples("ndb_restart_status", labels, [(t, 19) for t in ts])
+    lines += _samples("ndb_restart_total_seconds", labels, [(t, 402) for t in ts])
+    # one restart, seen completing at the 11th scrape
+    lines += _samples("ndb_restart_last_completed_timestamp_seconds", labels,
+                      [(t, ts[10]) for t in ts[10:]])
+    lines += _samples("ndb_restart_phase_seconds", f'{labels},phase="restore_fragments"',
+                      [(t, 120) for t in ts])
+    lines += _samples("mysql_global_status_wsrep_cluster_size",
+                      'job="galera",cluster="staging-galera",node="g1"', [(t, 3) for t in ts])
+    scratch_vm.import_prometheus("\n".join(lines) + "\n")
+    scratch_vm.flush()
+    return scratch_vm, Period(T3, ts[-1])
+
+
+def test_real_ndb_figures_are_named_by_their_cluster_not_marked_simulated(real_ndb) -> None:
+    vm, period = real_ndb
+    page = report.build(vm, period, source="http://vmselect.staging:8481/select/0/prometheus")
+    assert "SIMULATED" not in page  # the CSS class is lower-case
+    assert "read from VictoriaMetrics at http://vmselect.staging:8481/select/0/prometheus" in page
+    ndb = page[page.index("<h2>NDB restarts"):page.index("<h2>NDB LDM")]
+    assert "measured on staging-ndb" in ndb.split("</h2>")[0]
+    assert len(re.findall(r"node 3 @ \d\d:\d\d:\d\d", ndb)) == 1
+    galera = page[page.index("<h2>Galera"):]
+    assert "measured on staging-galera" in galera.split("</h2>")[0]
+
+
+def test_the_simulated_mark_comes_from_the_series_label(filled) -> None:
+    vm, period = filled
+    page = report.build(vm, period)
+    head = page[:page.index("<h2>")]
+    assert re.search(r"Measured on [^<]*lab-galera", head) and "(lab-ndb)" in head
+    assert "(SIMULATED)" in page[page.index("<h2>NDB restarts"):page.index("<h2>Galera")]
+    # the loadgen's series of the fixture carry no cluster: named as such, never simulated
+    exp = page[page.index("<h2>Experiments"):page.index("<h2>NDB restarts")]
+    assert "SIMULATED" not in exp
+
+
+def test_a_plain_mariadb_sql_node_is_no_galera_node(real_ndb) -> None:
+    """mysqld_exporter probes NDB SQL nodes too (job ndb_sql), and MariaDB reports
+    wsrep_cluster_size without Galera: the Galera section keeps to the galera job."""
+    vm, period = real_ndb
+    vm.import_prometheus("\n".join(_samples(
+        "mysql_global_status_wsrep_cluster_size", 'job="ndb_sql",cluster="lab-ndb",'
+        'simulated="true",node="sql1"', [(period.start + 5 * i, 0) for i in range(60)])) + "\n")
+    vm.flush()
+    page = report.build(vm, period)
+    galera = page[page.index("<h2>Galera"):]
+    assert "SIMULATED" not in galera and "lab-ndb" not in galera

@@ -4,24 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import fields
 from pathlib import Path
 
 from clusterscope.analysis import compare, report
 from clusterscope.analysis.baseline import pin_to_vm
-from clusterscope.analysis.periods import Period, PeriodError
+from clusterscope.analysis.periods import FORMS, Period, PeriodError
 from clusterscope.analysis.quantities import DEFAULT_QUANTITIES
-from clusterscope.clients.vm import VM, VMError
-from clusterscope.lab.core import lab_dir_from_env
-from clusterscope.lab.monitoring import vm_client
+from clusterscope.clients import endpoints
+from clusterscope.clients.vm import VMError
+
+BASELINES_ENV = "CLUSTERSCOPE_BASELINES_DIR"
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("compare", help="before/after comparison with 95%% intervals")
-    c.add_argument("--before", help="START..END (ISO, unix seconds, now, -15m)")
+    c.add_argument("--before", metavar="START..END", help=f"a period; a time is {FORMS}")
     c.add_argument("--before-baseline", metavar="NAME", help="a pinned baseline instead")
-    c.add_argument("--after", required=True, help="START..END")
+    c.add_argument("--after", required=True, metavar="START..END", help="a period")
     c.add_argument("--experiment", help="only this loadgen experiment")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument("--all", action="store_true", dest="show_all",
@@ -33,32 +35,36 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     bsub = b.add_subparsers(dest="baseline_cmd", required=True)
     pin = bsub.add_parser("pin", help="store the samples of a period under NAME")
     pin.add_argument("name")
-    pin.add_argument("--period", required=True, help="START..END")
-    _common(pin)
+    pin.add_argument("--period", required=True, metavar="START..END",
+                     help=f"a period; a time is {FORMS}")
+    _common(pin, write=True)
     ls = bsub.add_parser("list", help="the pinned baselines")
     _common(ls)
     b.set_defaults(func=cmd_baseline)
 
     r = sub.add_parser("report", help="write the self-contained HTML report")
     r.add_argument("--out", required=True, help="directory for index.html")
-    r.add_argument("--period", default="-30m..now", help="START..END (default: last 30 min)")
+    r.add_argument("--period", default="now-30m..now", metavar="START..END",
+                   help="the period shown (default: the last 30 minutes)")
     r.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
                    help="also include a before/after comparison of two periods")
+    r.add_argument("--before-baseline", metavar="NAME",
+                   help="also include the comparison of a pinned baseline with --after")
+    r.add_argument("--after", metavar="START..END",
+                   help="with --before-baseline: the period after (default: --period)")
     _common(r)
     r.set_defaults(func=cmd_report)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--vm", help="VictoriaMetrics URL (default: the lab's)")
-    p.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
+def _common(p: argparse.ArgumentParser, write: bool = False) -> None:
+    endpoints.add_arguments(p, write=write)
     p.add_argument("--quantities", help="JSON file of quantities to compare (default: built-in)")
     p.add_argument("--only", metavar="NAME[,NAME]",
                    help="only these quantities, by name (e.g. ndb_restart_total,ndb_restart_phase)")
-    p.add_argument("--baselines-dir", help="where pinned baselines live (default <lab>/baselines)")
-
-
-def _vm(args: argparse.Namespace) -> VM:
-    return VM(args.vm) if args.vm else vm_client(args.lab_dir)
+    p.add_argument("--baselines-dir",
+                   help=f"where pinned baselines live (default ${BASELINES_ENV}, else"
+                        " <lab>/baselines reading the lab, else"
+                        " ~/.local/share/clusterscope/baselines)")
 
 
 def _quantities(args: argparse.Namespace) -> list[compare.Quantity]:
@@ -80,25 +86,36 @@ def _quantities(args: argparse.Namespace) -> list[compare.Quantity]:
     return quantities
 
 
-def _baselines_dir(args: argparse.Namespace) -> Path:
-    return Path(args.baselines_dir) if args.baselines_dir else \
-        lab_dir_from_env(args.lab_dir) / "baselines"
+def _baselines_dir(args: argparse.Namespace, src: endpoints.Source | None) -> Path:
+    if args.baselines_dir:
+        return Path(args.baselines_dir)
+    if os.environ.get(BASELINES_ENV):
+        return Path(os.environ[BASELINES_ENV])
+    if src is not None and src.lab:
+        return Path(src.lab) / "baselines"
+    data = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data) / "clusterscope" / "baselines"
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     try:
         quantities = _quantities(args)
-        vm = _vm(args)
+        src = endpoints.source(args)
+        vm = src.vm
         after_p = Period.parse(args.after)
         after = compare.collect(vm, quantities, after_p, args.experiment)
         if args.before_baseline:
-            path = _baselines_dir(args) / f"{args.before_baseline}.json"
+            path = _baselines_dir(args, src) / f"{args.before_baseline}.json"
             if not path.exists():
                 print(f"compare: no pinned baseline {args.before_baseline!r} in {path.parent}",
                       file=sys.stderr)
                 return 2
             before, before_p = compare.load_samples(path)
-            before_label = f"baseline {args.before_baseline}"
+            if args.experiment:  # the pin holds every experiment's samples
+                before = {q: {key: v for key, v in per.items()
+                              if dict(key).get("experiment", args.experiment) == args.experiment}
+                          for q, per in before.items()}
+            before_label = f"baseline {args.before_baseline} ({before_p})"
         elif args.before:
             before_p = Period.parse(args.before)
             before = compare.collect(vm, quantities, before_p, args.experiment)
@@ -112,17 +129,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows = compare.compare_samples(quantities, before, after)
     if args.json:
         print(json.dumps({"before": before_label, "after": str(after_p),
+                          "source": src.vm.url, "clusters": compare.clusters(rows),
                           "rows": compare.rows_json(rows)}, indent=1))
     else:
-        print(compare.render_table(rows, before_label, str(after_p), show_all=args.show_all)
+        print(compare.render_table(rows, before_label, str(after_p), show_all=args.show_all,
+                                   source=src.describe())
               if rows else
-              "compare: no data in either period")
+              f"compare: no data in either period in {src.describe()}")
     return 0
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    d = _baselines_dir(args)
     if args.baseline_cmd == "list":
+        try:
+            src: endpoints.Source | None = endpoints.source(args)
+        except VMError:
+            src = None  # listing reads only files
+        d = _baselines_dir(args, src)
         for f in sorted(d.glob("*.json")):
             data = json.loads(f.read_text())
             print(f"{f.stem}\t{Period(data['period']['start'], data['period']['end'])}")
@@ -130,40 +153,54 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     try:
         period = Period.parse(args.period)
         quantities = _quantities(args)
-        samples = compare.collect(_vm(args), quantities, period)
+        src = endpoints.source(args)
+        samples = compare.collect(src.vm, quantities, period)
     except (PeriodError, VMError, OSError, ValueError) as exc:
         print(f"baseline: {exc}", file=sys.stderr)
         return 1
-    compare.save_samples(d / f"{args.name}.json", samples, period, {"name": args.name})
+    d = _baselines_dir(args, src)
+    compare.save_samples(d / f"{args.name}.json", samples, period,
+                         {"name": args.name, "source": src.vm.url})
     n = sum(len(v) for per in samples.values() for v in per.values())
     print(f"baseline {args.name}: {n} samples of {period} pinned in {d / args.name}.json")
     # The alerting rules (NdbRestartTimeAbovePinned, ExperimentOverheadChanged) read the pin
     # from VictoriaMetrics, so the same baseline is also written there as series.
 
     try:
-        counts = pin_to_vm(_vm(args), args.name, period.end)
+        counts = pin_to_vm(src.vm, args.name, period.end)
     except (VMError, OSError, ValueError) as exc:
         print(f"baseline: samples saved, but pinning in VictoriaMetrics failed: {exc}",
               file=sys.stderr)
         return 1
-    print(f"baseline {args.name}: pinned for the alerting rules: "
+    print(f"baseline {args.name}: pinned for the alerting rules in {src.vm.write_url}: "
           + ", ".join(f"{k} {v} series" for k, v in sorted(counts.items())))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-
     try:
-        vm = _vm(args)
+        src = endpoints.source(args)
+        vm = src.vm
         period = Period.parse(args.period)
         comparison = None
+        if args.compare and args.before_baseline:
+            raise ValueError("give --compare BEFORE AFTER or --before-baseline NAME, not both")
         if args.compare:
             quantities = _quantities(args)
             pb, pa = Period.parse(args.compare[0]), Period.parse(args.compare[1])
             comparison = (pb, pa, compare.compare_samples(
                 quantities, compare.collect(vm, quantities, pb),
                 compare.collect(vm, quantities, pa)))
-        path = report.write(vm, period, Path(args.out), comparison)
+        elif args.before_baseline:
+            quantities = _quantities(args)
+            path = _baselines_dir(args, src) / f"{args.before_baseline}.json"
+            if not path.exists():
+                raise ValueError(f"no pinned baseline {args.before_baseline!r} in {path.parent}")
+            before, pb = compare.load_samples(path)
+            pa = Period.parse(args.after) if args.after else period
+            comparison = (pb, pa, compare.compare_samples(
+                quantities, before, compare.collect(vm, quantities, pa)))
+        path = report.write(vm, period, Path(args.out), comparison, source=src.describe())
     except (PeriodError, VMError, OSError, ValueError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 1

@@ -6,6 +6,10 @@ window's end time, the pair's round number, the restart's completion time, the r
 end time); the quantity's value at each event is one sample, so three restarts with the
 same total count three times and a phase that took 0 s counts as a 0. The two periods'
 samples are compared with Welch's t interval.
+
+Whether a figure is simulated is read from its series, never assumed from what it measures:
+a series labelled `simulated="true"` (the lab's NDB simulator sets it on everything it
+serves) is its own row, marked SIMULATED; the same quantity from a real cluster is not.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ class Quantity:
     unit: str
     better: str         # "higher" or "lower"
     by: tuple[str, ...]  # the labels that name a row
-    simulated: bool = False
     experiment_filter: bool = False
     # A number: the series is sampled at that step and every point counts (continuous
     # signals like CPU). None: one sample per event (see `event`).
@@ -66,8 +69,20 @@ class Row:
 Samples = dict[str, dict[tuple[tuple[str, str], ...], list[float]]]
 
 
+SIMULATED_LABEL = "simulated"
+
+
 def series_key(metric: dict[str, str], by: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    return tuple((label, metric.get(label, "")) for label in by)
+    """The labels that name a row; a simulated series (`simulated="true"`) keeps that label
+    in its key, so it never shares a row with real data and its row is marked."""
+    key = tuple((label, metric.get(label, "")) for label in by)
+    if metric.get(SIMULATED_LABEL) == "true" and SIMULATED_LABEL not in by:
+        key += ((SIMULATED_LABEL, "true"),)
+    return key
+
+
+def is_simulated(series: dict[str, str]) -> bool:
+    return series.get(SIMULATED_LABEL) == "true"
 
 
 def distinct_values(values: list[tuple[float, str]], since: float = -math.inf) -> list[float]:
@@ -93,16 +108,24 @@ LOOKBEHIND = 300.0
 
 
 def event_times(values: list[tuple[float, str]], since: float, query_start: float,
-                step: float) -> list[float]:
-    """When an event series changed (or first appeared after the query's start) at or
-    after `since`. A gap with the same value afterwards (an exporter restart) is no event."""
+                step: float, until: float = math.inf,
+                stamps: list[tuple[float, str]] | None = None) -> list[float]:
+    """The query steps at which an event series changed (or first appeared after the
+    query's start), for the events in [since, until). A gap with the same value afterwards
+    (an exporter restart) is no event.
+
+    An event belongs to the period in which its sample was taken: with `stamps` (the
+    series' `timestamp()` at the same steps) that is the sample's own time, not the step,
+    which can lie past the end of a period; so two periods that abut never both count the
+    event taken just before their boundary (the demo's before/after comparison)."""
+    taken = {float(t): float(v) for t, v in stamps or []}
     out: list[float] = []
     last: str | None = None
     for i, (t, raw) in enumerate(values):
         t = float(t)
         appeared = i == 0 and t > query_start + step
         if (raw != last and last is not None) or appeared:
-            if t >= since:
+            if since <= taken.get(t, t) < until:
                 out.append(t)
         last = raw
     return out
@@ -126,13 +149,16 @@ def value_at(values: list[tuple[float, str]], t: float, within: float) -> float 
 
 
 def event_samples(series: list[dict], events: list[dict], period: Period, query_start: float,
-                  step: float) -> list[tuple[dict, list[float]]]:
+                  step: float, stamps: list[dict] | None = None
+                  ) -> list[tuple[dict, list[float]]]:
     """For each event series' change, the value of every matching quantity series then:
-    (the quantity series' labels, its samples)."""
+    (the quantity series' labels, its samples). `stamps`: timestamp() of the event series."""
     out = [(r["metric"], _labels(r["metric"]), r["values"], []) for r in series]
+    taken = {frozenset(_labels(r["metric"]).items()): r["values"] for r in stamps or []}
     for ev in events:
         ev_labels = _labels(ev["metric"])
-        for t in event_times(ev["values"], period.start, query_start, step):
+        for t in event_times(ev["values"], period.start, query_start, step, period.end,
+                             taken.get(frozenset(ev_labels.items()))):
             for _, labels, values, samples in out:
                 if _matches(ev_labels, labels):
                     v = value_at(values, t, within=max(30.0, 6 * step))
@@ -153,7 +179,8 @@ def collect(vm: VM, quantities: Iterable[Quantity], period: Period,
         result = vm.query_range(expr, start, period.end, q.step or fine)
         if q.event and not q.step:
             events = vm.query_range(q.event, start, period.end, fine)
-            for metric, values in event_samples(result, events, period, start, fine):
+            stamps = vm.query_range(f"timestamp({q.event})", start, period.end, fine)
+            for metric, values in event_samples(result, events, period, start, fine, stamps):
                 per_series.setdefault(series_key(metric, q.by), []).extend(values)
             for r in result:  # a series without events in the period still names its row
                 per_series.setdefault(series_key(r["metric"], q.by), [])
@@ -189,8 +216,8 @@ def compare_samples(quantities: Iterable[Quantity], before: Samples, after: Samp
                 continue  # seen only outside both periods' events: nothing to say
             d = welch(sb, sa, confidence)
             aggregate = any(v in q.aggregate for _, v in key)
-            rows.append(Row(q.key, q.group, q.title, dict(key), q.unit, q.simulated, sb, sa, d,
-                            verdict(q, sb, sa, d), aggregate))
+            rows.append(Row(q.key, q.group, q.title, dict(key), q.unit, is_simulated(dict(key)),
+                            sb, sa, d, verdict(q, sb, sa, d), aggregate))
     return rows
 
 
@@ -255,11 +282,17 @@ def ranked(rows: list[Row]) -> list[list[Row]]:
     return list(groups.values())
 
 
-def _series(labels: dict[str, str]) -> str:
-    """A row's labels, short: the cluster is the same on every row of a comparison."""
-    short = {"node_id": "node {}", "node": "node {}", "phase": "{}", "baseline": "vs {}"}
+def _series(labels: dict[str, str], cluster: bool = False) -> str:
+    """A row's labels, short; the cluster only where rows of several clusters are shown
+    (the header names a single one). The simulated label is the block's or row's mark."""
+    short = {"node_id": "node {}", "node": "node {}", "phase": "{}", "baseline": "vs {}",
+             "cluster": "{}", "experiment": "{}", "variant": "{}"}
     return " ".join(short.get(k, f"{k}={{}}").format(v) for k, v in labels.items()
-                    if v and k != "cluster")
+                    if v and k != SIMULATED_LABEL and (cluster or k != "cluster"))
+
+
+def clusters(rows: list[Row]) -> list[str]:
+    return sorted({r.series["cluster"] for r in rows if r.series.get("cluster")})
 
 
 def _fit(text: str, width: int) -> str:
@@ -267,21 +300,31 @@ def _fit(text: str, width: int) -> str:
 
 
 def render_table(rows: list[Row], before_label: str, after_label: str, *,
-                 show_all: bool = False, width: int = TABLE_WIDTH) -> str:
+                 show_all: bool = False, width: int = TABLE_WIDTH,
+                 source: str | None = None) -> str:
     """The comparison as text, no wider than `width` columns: one block per quantity, the
-    rows that changed first. Aggregate rows (a phase summing others) only with show_all."""
+    rows that changed first. Aggregate rows (a phase summing others) only with show_all.
+    A block of simulated series says SIMULATED in its title (a row, where a block mixes
+    them); `source` (the VictoriaMetrics read) and the clusters head the table."""
     header = ("series", "before", "after", "after-before [95% CI]", "verdict")
     blocks: list[tuple[str, list[tuple[str, ...]]]] = []
     hidden = 0
+    names = clusters(rows)
     for group in ranked(rows):
         shown = [r for r in group if show_all or not r.aggregate]
         hidden += len(group) - len(shown)
         if not shown:
             continue
         r0 = shown[0]
-        title = f"== {r0.group}: {r0.title}" + (" (SIMULATED NDB)" if r0.simulated else "")
-        # the cluster is the same on every row of a comparison
-        cells = [(("(sum) " if r.aggregate else "") + _series(r.series),
+        every_sim = all(r.simulated for r in shown)
+        # the cluster goes into the title when the block has one, into each row otherwise
+        mine = clusters(shown)
+        title = (f"== {r0.group}: {r0.title}"
+                 + (f" on {mine[0]}" if len(names) > 1 and len(mine) == 1 else "")
+                 + (" (SIMULATED)" if every_sim else ""))
+        cells = [(("(sum) " if r.aggregate else "")
+                  + ("SIMULATED " if r.simulated and not every_sim else "")
+                  + _series(r.series, cluster=len(mine) > 1),
                   _cell(r.before, r.unit), _cell(r.after, r.unit), _diff(r),
                   SHORT_VERDICT.get(r.verdict, r.verdict)) for r in shown]
         blocks.append((title, cells))
@@ -290,8 +333,12 @@ def render_table(rows: list[Row], before_label: str, after_label: str, *,
     room = width - sum(widths[1:]) - 2 * (len(widths) - 1)
     widths[0] = max(12, min(widths[0], room))  # the series names give way first
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [f"before {before_label}", f"after  {after_label}", "",
-             fmt.format(*header).rstrip(), "  ".join("-" * w for w in widths)]
+    lines = [f"before {before_label}", f"after  {after_label}"]
+    if source:
+        lines.append(f"read   {source}")
+    if names:
+        lines.append(("cluster " if len(names) == 1 else "clusters ") + ", ".join(names))
+    lines += ["", fmt.format(*header).rstrip(), "  ".join("-" * w for w in widths)]
     for title, cells in blocks:
         lines.append(title)
         lines.extend(fmt.format(*(_fit(c, w) for c, w in zip(row, widths, strict=True)))

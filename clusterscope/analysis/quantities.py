@@ -1,4 +1,8 @@
-"""What `compare` compares by default: the product's own series, one event per sample."""
+"""What `compare` compares by default: the product's own series, one event per sample.
+
+Every row is named by its cluster too (two clusters' windows are never pooled), and a
+series' `simulated` label is kept through aggregations so its row can say SIMULATED.
+"""
 
 from __future__ import annotations
 
@@ -18,30 +22,30 @@ AGGREGATE_PHASES = tuple(shared()["ndb"]["restart_phase_exclude"].split("|"))
 
 DEFAULT_QUANTITIES: tuple[Quantity, ...] = (
     Quantity("loadgen_tps", "experiments", "throughput (per window)",
-             "loadgen_window_tps{{experiment}}", "tps", "higher", ("experiment", "variant"),
-             experiment_filter=True, event=WINDOW_DONE),
+             "loadgen_window_tps{{experiment}}", "tps", "higher",
+             ("cluster", "experiment", "variant"), experiment_filter=True, event=WINDOW_DONE),
     Quantity("loadgen_p95", "experiments", "latency p95 (per window)",
              'loadgen_window_latency_seconds{quantile="0.95",{experiment}}', "s", "lower",
-             ("experiment", "variant"), experiment_filter=True,
+             ("cluster", "experiment", "variant"), experiment_filter=True,
              event=WINDOW_DONE),
     Quantity("loadgen_p99", "experiments", "latency p99 (per window)",
              'loadgen_window_latency_seconds{quantile="0.99",{experiment}}', "s", "lower",
-             ("experiment", "variant"), experiment_filter=True,
+             ("cluster", "experiment", "variant"), experiment_filter=True,
              event=WINDOW_DONE),
     Quantity("loadgen_overhead", "experiments", "overhead vs baseline (per A/B pair)",
              "loadgen_pair_overhead_ratio{{experiment}}", "ratio", "lower",
-             ("experiment", "variant", "baseline"), experiment_filter=True,
+             ("cluster", "experiment", "variant", "baseline"), experiment_filter=True,
              event=PAIR_DONE),
     Quantity("ndb_restart_total", "NDB restarts", "restart total",
-             f"ndb_restart_total_seconds {COMPLETED_RESTART}", "s", "lower", ("cluster", "node_id"),
-             simulated=True, event=RESTART_DONE),
+             f"ndb_restart_total_seconds {COMPLETED_RESTART}", "s", "lower",
+             ("cluster", "node_id"), event=RESTART_DONE),
     Quantity("ndb_restart_phase", "NDB restarts", "restart phase",
              f"ndb_restart_phase_seconds {COMPLETED_RESTART}", "s", "lower",
-             ("cluster", "node_id", "phase"), simulated=True, event=RESTART_DONE,
+             ("cluster", "node_id", "phase"), event=RESTART_DONE,
              aggregate=AGGREGATE_PHASES),
     Quantity("ndb_ldm_cpu", "NDB LDM CPU", "LDM thread CPU (1-min means)",
-             f"avg by (cluster, node_id) ({ldm_cpu_percent(avg_over='1m')})",
-             "%", "lower", ("cluster", "node_id"), simulated=True, step=60.0),
+             f"avg by (cluster, node_id, simulated) ({ldm_cpu_percent(avg_over='1m')})",
+             "%", "lower", ("cluster", "node_id"), step=60.0),
     Quantity("galera_recovery", "Galera recoveries", "recovery duration",
              "galera_recovery_last_duration_seconds", "s", "lower",
              ("cluster", "node", "kind"), event=RECOVERY_DONE),

@@ -1,6 +1,10 @@
 """The self-contained HTML report: plots and tables from VictoriaMetrics, no network needed.
 
-Everything from the NDB simulator is marked SIMULATED in its heading and its plots.
+The report says where its figures come from: the VictoriaMetrics it read and, per section,
+the clusters behind the section's series. A section whose series carry `simulated="true"`
+(the lab's NDB simulator labels everything it serves so) is marked SIMULATED in its heading
+and plots; a section of real series names the cluster it was measured on instead. Nothing
+is marked from what a section is about: a real NDB cluster's restarts are measurements.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ import html
 import math
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,14 +22,62 @@ from clusterscope.analysis.compare import Row, event_times, render_table
 from clusterscope.analysis.periods import Period
 from clusterscope.analysis.quantities import AGGREGATE_PHASES, COMPLETED_RESTART, RESTART_DONE
 from clusterscope.clients.vm import VM
+from clusterscope.rules.config import shared
 from clusterscope.rules.fragments import ldm_cpu_percent
 
 SIM = '<span class="simulated">SIMULATED (NDB simulator, not a measurement)</span>'
-REAL = '<span class="measured">measured on the lab</span>'
+# mysqld_exporter probes NDB SQL nodes too (job ndb_sql), and a MariaDB without Galera still
+# reports wsrep_cluster_size: Galera's figures are the galera job's (rules/config.yaml)
+GALERA = shared()["selectors"]["galera"]
 
 
 def _esc(s: object) -> str:
     return html.escape(str(s))
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """The clusters behind a section's series, and which of them are simulated."""
+
+    real: tuple[str, ...]
+    simulated: tuple[str, ...]
+
+    @property
+    def all_simulated(self) -> bool:
+        return bool(self.simulated) and not self.real
+
+    def mark(self) -> str:
+        """The heading's mark: SIMULATED, or the clusters it was measured on, or both."""
+        out = []
+        if self.real:
+            out.append('<span class="measured">measured on '
+                       + _esc(", ".join(self.real)) + "</span>")
+        if self.simulated:
+            out.append(SIM if not self.real else
+                       f'<span class="simulated">SIMULATED on {_esc(", ".join(self.simulated))}'
+                       " (NDB simulator, not a measurement)</span>")
+        return " ".join(out)
+
+    def tag(self) -> str:
+        """A plot title's suffix."""
+        return " (SIMULATED)" if self.all_simulated else (
+            " (partly SIMULATED)" if self.simulated else "")
+
+
+def provenance(vm: VM, selector: str, period: Period) -> Provenance:
+    """Whose series `selector` returns in the period: their `cluster` labels, split by the
+    series' own `simulated="true"` label."""
+    real, sim = set(), set()
+    # an instant query over the period, not /api/v1/series: VictoriaMetrics answers that
+    # from its per-day index, with every series of the day
+    span = int(period.end - period.start + 300)
+    rows = vm.query(f"count by (cluster, simulated) (count_over_time(({selector})[{span}s]))",
+                    period.end)
+    for r in rows:
+        labels = r["metric"]
+        name = labels.get("cluster") or "(no cluster label)"
+        (sim if labels.get("simulated") == "true" else real).add(name)
+    return Provenance(tuple(sorted(real)), tuple(sorted(sim)))
 
 
 def _ts(t: float) -> str:
@@ -65,23 +118,29 @@ def _by(result: list[dict], label: str) -> dict[str, list[dict]]:
     return dict(sorted(groups.items()))
 
 
+def _node(metric: dict[str, str]) -> tuple[str, str]:
+    return metric.get("cluster", ""), metric.get("node_id", "?")
+
+
 def restart_breakdown(vm: VM, period: Period) -> list[tuple[str, list[tuple[str, float]]]]:
     """The phases of every completed restart in the period, oldest first."""
     step = _step(period)
     start = period.start - 300
-    totals = {r["metric"].get("node_id", "?"): r for r in vm.query_range(
+    totals = {_node(r["metric"]): r for r in vm.query_range(
         f"ndb_restart_total_seconds {COMPLETED_RESTART}", start, period.end, step)}
+    clusters = {c for c, _ in totals}
     rows = []
     # one bar per completed restart (a change of its completion time), so two restarts
     # with the same total are two bars
     for ev in vm.query_range(RESTART_DONE, start, period.end, step):
-        node = ev["metric"].get("node_id", "?")
+        cluster, node = _node(ev["metric"])
         for t in event_times(ev["values"], period.start, start, step):
-            v = next((val for ts, val in totals.get(node, {}).get("values", [])
+            v = next((val for ts, val in totals.get((cluster, node), {}).get("values", [])
                       if float(ts) >= t and val != "NaN"), None)
             if v is None:
                 continue
-            phases = vm.query(f'ndb_restart_phase_seconds{{node_id="{node}"}}', float(t))
+            where = f'node_id="{node}"' + (f',cluster="{cluster}"' if cluster else "")
+            phases = vm.query(f"ndb_restart_phase_seconds{{{where}}}", float(t))
             # an aggregate phase (for_local_recovery) sums others: drawn, it would double
             # the bar (417 s restarts drawn as 663 s)
             segs = sorted(((p["metric"].get("phase", "?"), float(p["value"][1]))
@@ -91,7 +150,8 @@ def restart_breakdown(vm: VM, period: Period) -> list[tuple[str, list[tuple[str,
             rest = float(v) - sum(x for _, x in segs)
             if rest > 0.5:  # phases the view does not break out; the bar ends at the total
                 segs.append(("other phases", rest))
-            label = f"node {node} @ {datetime.fromtimestamp(t, UTC):%H:%M:%S}"
+            label = (f"{cluster} " if len(clusters) > 1 else "") + \
+                f"node {node} @ {datetime.fromtimestamp(t, UTC):%H:%M:%S}"
             rows.append((t, label, segs))
     return [(label, segs) for _, label, segs in sorted(rows)]
 
@@ -109,7 +169,8 @@ def recoveries(vm: VM, period: Period) -> list[dict]:
         end = float(ends[key]["value"][1]) if key in ends else float(r["values"][-1][0])
         if end < period.start:
             continue
-        out.append({"node": m.get("node", "?"), "kind": m.get("kind", "?"),
+        out.append({"cluster": m.get("cluster", ""), "node": m.get("node", "?"),
+                    "kind": m.get("kind", "?"),
                     "method": m.get("method", "?"), "donor": m.get("donor", "?"),
                     "seconds": float(r["values"][-1][1]), "end": end})
     return sorted(out, key=lambda d: d["end"])
@@ -129,10 +190,10 @@ def _comparison_html(comparison: tuple[Period, Period, list[Row]]) -> str:
     trs = []
     for r in rows:
         cls = {"better": "better", "worse": "worse"}.get(r.verdict, "same")
-        series = ", ".join(f"{k}={v}" for k, v in r.series.items() if v)
+        series = ", ".join(f"{k}={v}" for k, v in r.series.items() if v and k != "simulated")
         d = r.difference
         ci = "-" if math.isnan(d.low) else f"[{d.low:+.4g}, {d.high:+.4g}]"
-        mark = " (simulated)" if r.simulated else ""
+        mark = " (SIMULATED)" if r.simulated else ""
         trs.append(f"<tr><td>{_esc(r.group + ': ' + r.title + mark)}</td><td>{_esc(series)}"
                    f"</td><td>{r.before.mean:.4g} (n={r.before.n})</td><td>{r.after.mean:.4g}"
                    f" (n={r.after.n})</td><td>{d.diff:+.4g}</td><td>{ci}</td>"
@@ -145,12 +206,28 @@ def _comparison_html(comparison: tuple[Period, Period, list[Row]]) -> str:
 
 
 def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] | None = None,
-          alerts: list[dict] | None = None, notes: list[str] | None = None) -> str:
+          alerts: list[dict] | None = None, notes: list[str] | None = None,
+          source: str | None = None) -> str:
     parts: list[str] = []
     add = parts.append
+    sections = {
+        "experiments": provenance(vm, "loadgen_window_tps", period),
+        "restarts": provenance(vm, "ndb_restart_total_seconds", period),
+        "cpu": provenance(vm, 'ndb_thread_cpu_percent{thread_name="ldm"}', period),
+        "galera": provenance(vm, f'{{__name__=~"galera_recovery_last_duration_seconds'
+                                 f'|mysql_global_status_wsrep_cluster_size",{GALERA}}}',
+                             period),
+    }
+    real = sorted({c for p in sections.values() for c in p.real})
+    sim = sorted({c for p in sections.values() for c in p.simulated})
     add(f"<h1>clusterscope report</h1><p class='note'>period {_ts(period.start)} to "
-        f"{_ts(period.end)}; generated {_ts(time.time())}. Galera, sysbench and the exporters"
-        f" are real processes; {SIM} marks every figure from the NDB simulator.</p>")
+        f"{_ts(period.end)}; generated {_ts(time.time())}; read from VictoriaMetrics at "
+        f"{_esc(source or vm.url)}.</p>")
+    if real:
+        add(f"<p class='note'>Measured on {_esc(', '.join(real))}.</p>")
+    if sim:
+        add(f"<p class='note'>{SIM} marks every figure whose series carry"
+            f" <code>simulated=\"true\"</code> ({_esc(', '.join(sim))}).</p>")
     for n in notes or []:
         add(f"<p class='note'>{_esc(n)}</p>")
     if alerts is not None:
@@ -163,42 +240,50 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
     if comparison:
         add("<h2>Before / after</h2>" + _comparison_html(comparison))
 
-    add(f"<h2>Experiments {REAL}</h2>")
+    exp = sections["experiments"]
+    add(f"<h2>Experiments {exp.mark()}</h2>")
     # the interval from the first two or three pairs spans -300 %..+200 % and hides the
     # estimate: the band starts once MIN_BAND_PAIRS pairs stand behind it
     enough = f"and on(experiment, variant, baseline) loadgen_overhead_pairs >= {MIN_BAND_PAIRS}"
     add(svg.line_chart(_lines(vm, "loadgen_overhead_ratio", period, "{experiment}/{variant}",
                               100.0, (f"loadgen_overhead_ratio_lower {enough}",
                                       f"loadgen_overhead_ratio_upper {enough}")),
-                       f"overhead vs baseline, 95% band from {MIN_BAND_PAIRS} pairs", "%",
-                       reference=0.0, nonneg=False))
+                       f"overhead vs baseline, 95% band from {MIN_BAND_PAIRS} pairs{exp.tag()}",
+                       "%", reference=0.0, nonneg=False))
     add(svg.line_chart(_lines(vm, "loadgen_window_tps", period, "{experiment}/{variant}"),
-                       "throughput per variant (per window)", " tps"))
+                       f"throughput per variant (per window){exp.tag()}", " tps"))
     add(svg.line_chart(_lines(vm, 'loadgen_window_latency_seconds{quantile="0.95"}', period,
                               "{experiment}/{variant}", 1000.0),
-                       "latency p95 per variant (per window)", " ms"))
+                       f"latency p95 per variant (per window){exp.tag()}", " ms"))
 
-    add(f"<h2>NDB restarts {SIM}</h2>")
+    rs = sections["restarts"]
+    node = "{cluster} node {node_id}" if len(rs.real + rs.simulated) > 1 else "node {node_id}"
+    add(f"<h2>NDB restarts {rs.mark()}</h2>")
     add(svg.stacked_bars(restart_breakdown(vm, period),
-                         "phase breakdown of each completed restart (SIMULATED)"))
+                         f"phase breakdown of each completed restart{rs.tag()}"))
     # only completed restarts: a restart in progress has no total yet (gaps, not zeros)
     add(svg.line_chart(_lines(vm, f"ndb_restart_total_seconds {COMPLETED_RESTART}", period,
-                              "node {node_id}"),
-                       "restart total seconds (latest completed restart per node, SIMULATED)",
+                              node),
+                       f"restart total seconds (latest completed restart per node{rs.tag()})",
                        " s"))
-    add(f"<h2>NDB LDM CPU {SIM}</h2>")
-    add(svg.line_chart(_lines(vm, f"avg by (node_id) ({ldm_cpu_percent()})", period,
-                              "node {node_id}"),
-                       "mean LDM thread CPU per data node (SIMULATED)", "%"))
+    cpu = sections["cpu"]
+    node = "{cluster} node {node_id}" if len(cpu.real + cpu.simulated) > 1 else "node {node_id}"
+    add(f"<h2>NDB LDM CPU {cpu.mark()}</h2>")
+    add(svg.line_chart(_lines(vm, f"avg by (cluster, node_id) ({ldm_cpu_percent()})", period,
+                              node),
+                       f"mean LDM thread CPU per data node{cpu.tag()}", "%"))
 
-    add(f"<h2>Galera recoveries {REAL}</h2>")
+    ga = sections["galera"]
+    add(f"<h2>Galera recoveries {ga.mark()}</h2>")
     recs = recoveries(vm, period)
-    add(_table(["node", "kind", "method", "donor", "duration", "ended"],
-               [[r["node"], r["kind"], r["method"], r["donor"], f"{r['seconds']:.1f} s",
-                 _ts(r["end"])] for r in recs]) if recs else
+    add(_table(["cluster", "node", "kind", "method", "donor", "duration", "ended"],
+               [[r["cluster"], r["node"], r["kind"], r["method"], r["donor"],
+                 f"{r['seconds']:.1f} s", _ts(r["end"])] for r in recs]) if recs else
         "<p class='empty'>no recovery in this period</p>")
-    add(svg.line_chart(_lines(vm, "mysql_global_status_wsrep_cluster_size", period,
-                              "{node}"), "wsrep cluster size per node", ""))
+    node = "{cluster} {node}" if len(ga.real + ga.simulated) > 1 else "{node}"
+    add(svg.line_chart(_lines(vm, f"mysql_global_status_wsrep_cluster_size{{{GALERA}}}",
+                              period, node),
+                       f"wsrep cluster size per node{ga.tag()}", ""))
 
     # The test reads this line from Chromium's console to know the page rendered.
     script = ("<script>console.log('clusterscope-report-rendered svg=' + "
@@ -210,8 +295,9 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
 
 def write(vm: VM, period: Period, out: Path,
           comparison: tuple[Period, Period, list[Row]] | None = None,
-          alerts: list[dict] | None = None, notes: list[str] | None = None) -> Path:
+          alerts: list[dict] | None = None, notes: list[str] | None = None,
+          source: str | None = None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "index.html"
-    path.write_text(build(vm, period, comparison, alerts, notes))
+    path.write_text(build(vm, period, comparison, alerts, notes, source))
     return path

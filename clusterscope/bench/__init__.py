@@ -12,12 +12,14 @@ import sys
 import time
 from collections.abc import Callable
 
-from clusterscope.bench import exporter, galera, loadgen, logs, monitoring, ndbsim
+from clusterscope.bench import exporter, galera, loadgen, loadgen_ab, logs, monitoring, ndbsim
 
 # name -> a function of no arguments returning a dict of figures (at least one key
 # containing "ratio").
 BENCHMARKS: dict[str, Callable[[], dict]] = {
     "loadgen": loadgen.run,
+    "loadgen-designs": loadgen_ab.run_designs,
+    "loadgen-calibration": loadgen_ab.run_calibration,
     "galera": galera.run,
     "exporter": exporter.run,
     "ndbsim": ndbsim.run,

@@ -1,4 +1,13 @@
-"""A small VictoriaMetrics (Prometheus API) client: stdlib only, clear errors."""
+"""A small VictoriaMetrics (Prometheus API) client: stdlib only, clear errors.
+
+Reads go to `url`: a single-node VictoriaMetrics (`http://HOST:8428`), the cluster
+version's vmselect (`http://HOST:8481/select/0/prometheus`) or a Prometheus; the paths
+below are appended to it. Writes (pinned baselines) go to `write_url`: the same server for
+a single node, vminsert (`http://HOST:8480/insert/0/prometheus`) for the cluster version,
+whose vminsert serves `/insert/<accountID>/prometheus/api/v1/import/prometheus`
+(VictoriaMetrics/VictoriaMetrics, cluster branch, app/vminsert/main.go requestHandler:
+the `insert` prefix, then the `prometheus/api/v1/import/prometheus` suffix).
+"""
 
 from __future__ import annotations
 
@@ -15,23 +24,39 @@ class VMError(RuntimeError):
 
 
 class VM:
-    def __init__(self, url: str, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, timeout: float = 30.0, write_url: str | None = None) -> None:
+        for what, u in (("read", url), ("write", write_url)):
+            if u is not None and not u.startswith(("http://", "https://")):
+                raise VMError(f"VictoriaMetrics {what} URL {u!r}: give http://HOST:PORT[/PATH]")
         self.url = url.rstrip("/")
+        self.write_url = (write_url or url).rstrip("/")
         self.timeout = timeout
+
+    @property
+    def single_node(self) -> bool:
+        """Reads and writes go to one server (a single-node VictoriaMetrics)."""
+        return self.write_url == self.url
 
     def _post(self, path: str, params: dict | list) -> dict:
         # POST: long PromQL (the dashboards' and rules') would overflow a GET URL
         data = urllib.parse.urlencode(params).encode()
         req = urllib.request.Request(f"{self.url}{path}", data=data, method="POST")
+        return self._send(req, path)
+
+    def _send(self, req: urllib.request.Request, path: str) -> dict:
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 body = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
-            raise VMError(f"{path} failed ({exc.code}): {exc.read()[:500]!r}") from exc
+            raise VMError(f"{self.url}{path} failed ({exc.code}): {exc.read()[:500]!r}"
+                          ) from exc
         except (urllib.error.URLError, OSError) as exc:
             raise VMError(f"VictoriaMetrics at {self.url} unreachable: {exc}") from exc
-        if body.get("status") != "success":
-            raise VMError(f"{path}: {body.get('error', body)}")
+        except ValueError as exc:
+            raise VMError(f"{self.url}{path} did not answer with the Prometheus API's JSON"
+                          " (is it a VictoriaMetrics or Prometheus URL?)") from exc
+        if not isinstance(body, dict) or body.get("status") != "success":
+            raise VMError(f"{path}: {body.get('error', body) if isinstance(body, dict) else body}")
         return body["data"]
 
     def query(self, expr: str, time_: float | None = None) -> list[dict]:
@@ -41,7 +66,10 @@ class VM:
         return self._post("/api/v1/query", params)["result"]
 
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict]:
-        params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step}s"}
+        # step as float seconds: Prometheus reads a duration (15s) or a float number of
+        # seconds, never "15.0s" (prometheus/prometheus docs/querying/api.md, "Range
+        # queries"); VictoriaMetrics reads both
+        params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
         return self._post("/api/v1/query_range", params)["result"]
 
     def series(self, match: str, start: float | None = None, end: float | None = None
@@ -62,20 +90,44 @@ class VM:
             params.append(("end", f"{end:.0f}"))
         if match:
             params.append(("match[]", match))
-        return self._post(f"/api/v1/label/{label}/values", params)
+        # GET: Prometheus serves label values on GET only (prometheus/prometheus
+        # web/api/v1/api.go, v2.42.0: `r.Get("/label/:name/values", ...)`, no Post);
+        # VictoriaMetrics takes either
+        return self._get(f"/api/v1/label/{label}/values", params)
+
+    def _get(self, path: str, params: list[tuple[str, str]]) -> dict:
+        query = urllib.parse.urlencode(params)
+        req = urllib.request.Request(f"{self.url}{path}" + (f"?{query}" if query else ""))
+        return self._send(req, path)
 
     def import_prometheus(self, text: str) -> None:
-        """Write samples in the Prometheus text format (lines may carry a ms timestamp)."""
-        req = urllib.request.Request(f"{self.url}/api/v1/import/prometheus", data=text.encode(),
-                                     method="POST")
+        """Write samples in the Prometheus text format (lines may carry a ms timestamp), to
+        the write URL. VictoriaMetrics only: Prometheus has no import endpoint."""
+        url = f"{self.write_url}/api/v1/import/prometheus"
+        req = urllib.request.Request(url, data=text.encode(), method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 resp.read()
+        except urllib.error.HTTPError as exc:
+            hint = ""
+            if exc.code in (400, 404, 405):
+                # vmselect answers 400 to a path it does not serve, Prometheus 404/405
+                hint = (" (writes need VictoriaMetrics' import API: a single-node"
+                        " VictoriaMetrics, or vminsert's http://HOST:8480/insert/0/prometheus"
+                        " as the write URL with the cluster version; Prometheus has none)")
+            raise VMError(f"import into {url} failed ({exc.code}):"
+                          f" {exc.read()[:300]!r}{hint}") from exc
         except (urllib.error.URLError, OSError) as exc:
-            raise VMError(f"import into {self.url} failed: {exc}") from exc
+            raise VMError(f"import into {url} failed: {exc}") from exc
 
     def flush(self) -> None:
-        """Make just-imported samples searchable now (VictoriaMetrics' internal cache)."""
+        """Make just-imported samples searchable now (VictoriaMetrics' internal cache).
+
+        Single node only: in the cluster version /internal/force_flush is vmstorage's, which
+        the client does not know; imported samples become searchable there on their own
+        within seconds."""
+        if not self.single_node:
+            return
         try:
             with urllib.request.urlopen(f"{self.url}/internal/force_flush",
                                         timeout=self.timeout) as resp:

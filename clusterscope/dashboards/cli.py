@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from clusterscope.clients import endpoints
+
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("dashboards", help="Grafana dashboards: generate, check, verify on a lab")
@@ -12,9 +14,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     g.set_defaults(func=cmd_generate, check=False)
     c = dsub.add_parser("check", help="fail if the committed JSON is not what generate makes")
     c.set_defaults(func=cmd_generate, check=True)
-    v = dsub.add_parser("verify", help="run every panel's query against the lab's"
-                        " VictoriaMetrics and VictoriaLogs and list panels without data")
-    v.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
+    v = dsub.add_parser("verify", help="run every panel's query against a VictoriaMetrics or"
+                        " Prometheus (default: the lab's, and its VictoriaLogs) and say which"
+                        " panels fill and why the others are empty")
+    endpoints.add_arguments(v)
     v.add_argument("--minutes", type=float, default=30.0, help="time range to query")
     v.add_argument("--json", action="store_true")
     v.set_defaults(func=cmd_verify)
@@ -30,18 +33,30 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     import json
+    import sys
     import time
 
+    from clusterscope.clients.vm import VMError
     from clusterscope.dashboards.verify import Endpoints, verify_all
 
     end = time.time()
-    results = verify_all(Endpoints.from_lab(args.lab_dir), end - args.minutes * 60, end)
+    try:
+        src = endpoints.source(args)
+        # the lab's log store only with the lab's VictoriaMetrics
+        ep = Endpoints.from_lab(src.lab) if src.lab else Endpoints(src.vm.url, None)
+        results = verify_all(ep, end - args.minutes * 60, end)
+    except VMError as exc:
+        print(f"dashboards verify: {exc}", file=sys.stderr)
+        return 2
     empty = [r for r in results if not r.ok]
     if args.json:
-        print(json.dumps([vars(r) for r in results], indent=2))
+        print(json.dumps([{**vars(r), "ok": r.ok} for r in results], indent=2))
     else:
+        print(f"dashboards verify: {src.describe()}, the last {args.minutes:g} minutes")
         for r in results:
             print(f"{'ok   ' if r.ok else 'EMPTY'} {r.dashboard} / {r.panel} / {r.ref}:"
-                  f" {r.series} series{(' - ' + r.error) if r.error else ''}")
+                  f" {r.series} series")
+            if not r.ok:
+                print(f"      why: {r.reason}")
         print(f"dashboards: {len(results) - len(empty)} of {len(results)} queries returned data")
     return 1 if empty else 0

@@ -17,7 +17,8 @@ def experiments() -> dash.Dashboard:
     d = kit.dashboard(EXPERIMENTS, "Experiments",
                       "Continuous A/B experiments (FK, Read Backup, partitioning, batching/PK):"
                       " overhead of each variant against its baseline with a 95% interval"
-                      " from paired windows.", ["loadgen"],
+                      " from paired units (interleaved windows, rounds or ABBA blocks).",
+                      ["loadgen"],
                       [(GALERA, "Galera"), (NDB_OVERVIEW, "NDB overview"), (LOGS, "Logs")])
     d.with_variable(kit.prom_var("cluster", "cluster", "label_values(loadgen_info, cluster)"))
     d.with_variable(kit.prom_var("experiment", "experiment",
@@ -25,8 +26,9 @@ def experiments() -> dash.Dashboard:
 
     d.with_row(dash.Row("Overhead"))
     band = kit.ts(
-        "Overhead with 95% interval", "Mean paired overhead (1 - variant/baseline"
-        " throughput; positive = the variant is slower) and its 95% t interval (recorded:"
+        "Overhead with 95% interval", "Paired overhead (1 - variant/baseline throughput;"
+        " positive = the variant is slower) and its 95% interval, by the estimator and"
+        " design loadgen_info names (recorded:"
         " experiment_variant:loadgen_overhead_ratio:mean/lower/upper).", "percentunit",
         kit.q(f"experiment_variant:loadgen_overhead_ratio:mean{{{CE}}}",
               "{{experiment}} {{variant}}"),
@@ -42,8 +44,10 @@ def experiments() -> dash.Dashboard:
         kit.DynamicConfigValue(id_val="custom.lineStyle", value={"fill": "dash", "dash": [4, 4]})])
     d.with_panel(band)
     d.with_panel(kit.ts(
-        "Overhead of each pair", "Overhead of the last valid A/B pair (recorded:"
-        " experiment_variant:loadgen_pair_overhead_ratio:last): the points behind the mean.",
+        "Overhead of each pair", "Overhead of the last valid A/B unit: an interleaved"
+        " window, a round or an ABBA block (recorded:"
+        " experiment_variant:loadgen_pair_overhead_ratio:last): the points behind the"
+        " estimate.",
         "percentunit",
         kit.q(f"experiment_variant:loadgen_pair_overhead_ratio:last{{{CE}}}",
               "{{experiment}} {{variant}}"), w=12, h=9))
@@ -57,13 +61,14 @@ def experiments() -> dash.Dashboard:
         kit.q(f"loadgen_overhead_min_detectable_ratio{{{CE}}}", "{{experiment}} {{variant}}"),
         w=8))
     d.with_panel(kit.stat_panel(
-        "Valid pairs", "Pairs of valid windows behind each estimate.", "short",
+        "Valid pairs", "Valid units (pairs, blocks) behind each estimate.", "short",
         kit.q(f"loadgen_overhead_pairs{{{CE}}}", "{{experiment}} {{variant}}"), w=8, h=8,
         neutral=True))
 
     d.with_row(dash.Row("Windows"))
     d.with_panel(kit.ts(
-        "Throughput per variant", "Transactions per second of each window.", "ops",
+        "Throughput per variant", "Transactions per second of each window; in an"
+        " interleaved window, threads / the variant's mean step latency.", "ops",
         kit.q(f"loadgen_window_tps{{{CE}}}", "{{experiment}} {{variant}}"), w=12))
     d.with_panel(kit.ts(
         "Latency p95 / p99 per variant", "Per-event latency quantiles of each window.", "s",

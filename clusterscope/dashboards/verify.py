@@ -49,6 +49,7 @@ class Result:
     expr: str
     series: int = 0
     error: str = ""
+    reason: str = ""  # why it is empty (explain.py), filled by verify_all
 
     @property
     def ok(self) -> bool:
@@ -191,9 +192,33 @@ def verify_model(runner: Runner, model: dict) -> list[Result]:
 
 
 def verify_all(ep: Endpoints, start: float, end: float, step: float = 15.0) -> list[Result]:
+    from clusterscope.dashboards.explain import Explainer
     from clusterscope.dashboards.generate import build_all
 
     runner = Runner(ep, start, end, step)
-    return list(itertools.chain.from_iterable(verify_model(runner, m)
-                                              for m in build_all().values()))
+    models = build_all()
+    results = list(itertools.chain.from_iterable(verify_model(runner, m)
+                                                 for m in models.values()))
+    explainer = Explainer.for_range(runner.vm, start, end)
+    for r in results:
+        if r.ok:
+            continue
+        if r.panel == "(variables)":
+            # the dashboard's panels were not run: say which variable's source is missing
+            model = next(m for m in models.values() if m["uid"] == r.dashboard)
+            sources = [explainer.missing(m.group("sel"))
+                       for var in model.get("templating", {}).get("list", [])
+                       if var.get("datasource", {}).get("type") == "prometheus"
+                       and isinstance(var.get("query"), str)
+                       and (m := LABEL_VALUES.match(var["query"].strip())) and m.group("sel")]
+            logs = any(v.get("datasource", {}).get("type") not in (None, "prometheus")
+                       for v in model.get("templating", {}).get("list", [])
+                       if v.get("type") != "datasource")
+            found = "; ".join(dict.fromkeys(s for s in sources if s))
+            r.reason = ("its template variables have no values here, so no panel was run: "
+                        + (found or (f"they come from the log store ({r.error})" if logs else
+                                     "their series exist but give no value in the range")))
+        else:
+            r.reason = explainer.why(r.expr, r.datasource, r.error)
+    return results
 

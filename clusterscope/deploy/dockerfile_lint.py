@@ -14,8 +14,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import dockerfile
-
 from clusterscope.paths import REPO
 
 DOCKERFILES = [REPO / "exporters" / "Dockerfile", REPO / "loadgen" / "Dockerfile",
@@ -44,6 +42,13 @@ def _pinned(image: str) -> bool:
 
 
 def lint(path: Path) -> list[Problem]:
+    # imported here: `dockerfile` is a dev extra, and the CLI imports this module on every
+    # start (`clusterscope deploy`), also where only `compare` or `report` is wanted
+    try:
+        import dockerfile
+    except ImportError:
+        return [Problem(path, 0, "the Dockerfile parser is a dev extra: pip install"
+                                 " 'clusterscope[dev]' (or `make venv`)")]
     try:
         cmds = dockerfile.parse_file(str(path))
     except dockerfile.GoParseError as exc:

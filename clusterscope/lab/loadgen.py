@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from clusterscope_loadgen import cli as product
-from clusterscope_loadgen import config
+from clusterscope_loadgen import config, designs, estimators
 
 from clusterscope.lab.core import Lab, LabError, lab_dir_from_env, pid_alive
 from clusterscope.lab.parts import lab_changed
@@ -53,6 +53,9 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
     s.add_argument("--threads", type=int)
     s.add_argument("--warmup", type=float, help="seconds before the first window")
     s.add_argument("--variants", help="only these variants, comma-separated (with baselines)")
+    s.add_argument("--design", choices=designs.DESIGNS, help="A/B design by name")
+    s.add_argument("--estimator", choices=list(estimators.ESTIMATORS),
+                   help="overhead estimator by name")
     s.add_argument("--config")
     s.set_defaults(func=cmd_start)
     t = lsub.add_parser("stop", help="stop lab loadgen services")
@@ -94,7 +97,7 @@ def cmd_start(args: argparse.Namespace) -> int:
                  and s.name.startswith("galera-node") and pid_alive(s.pid, s.start_time)), None)
     if peer is not None:
         argv += ["--target", peer.client_config]
-    for opt in ("window", "threads", "warmup", "variants", "config"):
+    for opt in ("window", "threads", "warmup", "variants", "config", "design", "estimator"):
         if getattr(args, opt) is not None:
             argv += [f"--{opt}", str(getattr(args, opt))]
     # After a timed run, serve the final values for two scrape intervals, then exit (the

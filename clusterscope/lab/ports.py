@@ -35,6 +35,8 @@ OFFSETS: dict[str, int] = {
     # the description of what is monitored, as service discovery and metrics
     "inventory": 48,
     "vmalert-logs": 49,     # vmalert evaluating the log rules against VictoriaLogs
+    # a Prometheus scraping the lab as a user's own would (dashboards verify --vm)
+    "prometheus": 50,
     # A VictoriaMetrics the tests fill with known series (independent of the lab's)
     "scratch-vm": 98,
     # A VictoriaLogs and a collector the tests ship recorded logs through (and the bench)
@@ -47,7 +49,7 @@ OFFSETS: dict[str, int] = {
     "exporter-test-http": 91,
     "exporter-test-http2": 92,
     "exporter-test-tls-sql": 93,  # a MariaDB that requires TLS
-    "exporter-test-web": 94,  # the exporter under its web config (one process at a time)
+    "exporter-test-web": 89,  # the exporter under its web config (one process at a time)
     # Load generators (one per concurrently running experiment)
     **{f"loadgen{i}": 60 + i for i in range(10)},
 }

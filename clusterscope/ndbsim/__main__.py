@@ -144,17 +144,28 @@ class Runner:
                 print(f"ndbsim: database unavailable ({exc}); retrying in 2 s", flush=True)
                 self.store.last.clear()  # MEMORY tables come back empty after a restart
                 time.sleep(2)
+            except Exception:  # noqa: BLE001 - one bad tick must not end the cluster
+                traceback.print_exc()
+                print("ndbsim: the tick above failed; going on in 1 s", flush=True)
+                self.store.last.clear()
+                time.sleep(1)
 
     def step(self, last: float, last_full: float) -> tuple[float, float]:
         now = time.monotonic()
         try:
             for cid, cmd in self.store.pending_commands():
                 try:
-                    self.store.finish_command(cid, True, self.command(cmd))
+                    result, ok = self.command(cmd), True
                 except (ValueError, KeyError) as exc:
-                    self.store.finish_command(cid, False, {"error": str(exc) or repr(exc)})
+                    result, ok = {"error": str(exc) or repr(exc)}, False
+                # every SQL node serves the new schema, views and faults before the command
+                # is reported done: the CLI returns to a cluster whose SQL nodes agree
+                f = self.model.faults
                 for mirror in self.mirrors:
                     mirror.resync()
+                    mirror.write(self.store, self.model.tables(full=True), f.offline,
+                                 f.view_error, f.null_columns)
+                self.store.finish_command(cid, ok, result)
         except pymysql.MySQLError as exc:
             self._primary_lost(exc)
         self.model.tick(now - last)

@@ -19,7 +19,12 @@ import yaml
 
 from clusterscope.paths import REPO
 
+# The checkout's file; an installed toolkit (`pip install .`, no checkout) reads the copy
+# the wheel carries: clusterscope/rules/config.yaml is a symlink to it, which the build
+# copies as package data.
 CONFIG = REPO / "rules" / "config.yaml"
+if not CONFIG.is_file():
+    CONFIG = Path(__file__).with_name("config.yaml")
 
 
 class RulesConfigError(ValueError):

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from clusterscope_loadgen import config, ddl
+from clusterscope_loadgen import config, ddl, designs, estimators
 
 HELP = "continuous A/B experiments (FK, read backup, partitioning, batching/PK) through sysbench"
 
@@ -45,6 +45,13 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
         q.add_argument("--threads", type=int, help="the N of the experiment's variants")
         q.add_argument("--window", type=float, help="seconds per window")
         q.add_argument("--warmup", type=float, help="warm-up seconds before the first round")
+        q.add_argument("--design", choices=designs.DESIGNS,
+                       help="how the variants share the time (default: the experiment's,"
+                            f" else {designs.DEFAULT})")
+        q.add_argument("--estimator", choices=list(estimators.ESTIMATORS),
+                       help="the overhead estimate and interval printed and exported"
+                            f" (default: the experiment's, else {estimators.DEFAULT});"
+                            " the JSON and the summary have every estimator")
         q.add_argument("--metrics-port", type=int, help="serve /metrics on ADDR:PORT")
         q.add_argument("--metrics-addr", default="127.0.0.1",
                        help="address for /metrics (default 127.0.0.1; 0.0.0.0 in a container)")
@@ -85,7 +92,8 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
 
 def _runner_args(args: argparse.Namespace, metrics: object) -> dict:
     return {"threads": args.threads, "window": args.window, "warmup": args.warmup,
-            "metrics": metrics, "cluster": args.cluster}
+            "metrics": metrics, "cluster": args.cluster, "design": args.design,
+            "estimator": args.estimator}
 
 
 def _targets(args: argparse.Namespace) -> list:

@@ -11,16 +11,22 @@ from typing import Any
 import yaml
 
 from clusterscope_loadgen import ddl
+from clusterscope_loadgen.designs import DESIGNS
+from clusterscope_loadgen.estimators import ESTIMATORS
 
 DEFAULT_CONFIG = Path(__file__).with_name("experiments.yaml")
 LUA_DIR = Path(__file__).with_name("lua")
 SCRIPTS = {"fk": "cs_fk.lua", "read_backup": "cs_readown.lua",
            "partitioning": "cs_part.lua", "batching_pk": "cs_batch.lua"}
 EXPERIMENT_KEYS = {"kind", "description", "threads", "window", "warmup", "duration",
-                   "max_rows", "options", "variants", "ndb_partition_balance"}
+                   "max_rows", "options", "variants", "ndb_partition_balance", "design",
+                   "estimator"}
 VARIANT_KEYS = {"name", "table", "baseline", "threads", "writers", "reader", "engines",
                 "rows_per_event", "options"}
-DEFAULT_KEYS = {"window", "warmup", "duration", "max_rows"}
+DEFAULT_KEYS = {"window", "warmup", "duration", "max_rows", "design", "estimator"}
+# Variant names and option values travel to the Lua scripts in --mix (cs_common.lua).
+_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+_MIX_UNSAFE = re.compile(r"[|;\s]")
 
 
 class ConfigError(ValueError):
@@ -60,6 +66,8 @@ class Experiment:
     options: dict[str, Any]
     variants: tuple[Variant, ...]
     ndb_partition_balance: str | None = None
+    design: str | None = None  # None: designs.DEFAULT (or --design)
+    estimator: str | None = None  # None: estimators.DEFAULT (or --estimator)
 
     @property
     def script(self) -> Path:
@@ -120,6 +128,17 @@ def _name(value: Any, what: str, source: Path | str, exp: str | None) -> str:
     return text
 
 
+def _mix_safe(opts: dict[str, Any], what: str, source: Path | str, exp: str
+              ) -> dict[str, Any]:
+    """A variant's options travel inside the interleaved design's `--mix` string
+    (designs.py): no value may hold its separators."""
+    for key, value in opts.items():
+        if _MIX_UNSAFE.search(str(value)):
+            raise _fail(source, exp, f"{what}: option {key}={value!r}: values have no |, ;"
+                                     " or space")
+    return opts
+
+
 def _options(value: Any, what: str, source: Path | str, exp: str) -> dict[str, Any]:
     if value is None:
         return {}
@@ -170,8 +189,8 @@ def _variant(raw: Any, source: Path | str, exp: str) -> Variant:
                    baseline=baseline, threads=None if threads == "N" else threads,
                    writers=writers, reader=reader, engines=tuple(engines),
                    rows_per_event=rpe,
-                   options=_options(raw.get("options"), f"variant {name}: options", source,
-                                    exp))
+                   options=_mix_safe(_options(raw.get("options"), f"variant {name}: options",
+                                              source, exp), f"variant {name}", source, exp))
 
 
 def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
@@ -199,6 +218,10 @@ def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
         if not isinstance(kind, str) or kind not in SCRIPTS:
             raise _fail(source, name, f"kind {kind!r} is not one of {', '.join(SCRIPTS)}")
         merged = {**defaults, **raw}
+        for key, known in (("design", DESIGNS), ("estimator", tuple(ESTIMATORS))):
+            if merged.get(key) is not None and merged[key] not in known:
+                raise _fail(source, name, f"{key} {merged[key]!r} is not one of"
+                                          f" {', '.join(known)}")
         window = _positive(merged.get("window", 10), "window", source, name)
         if window < 1:
             raise _fail(source, name, "window must be at least 1 second")
@@ -243,7 +266,8 @@ def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
             duration=_positive(merged.get("duration", 120), "duration", source, name),
             max_rows=int(max_rows),
             options=_options(raw.get("options"), "options", source, name),
-            variants=variants, ndb_partition_balance=balance)
+            variants=variants, ndb_partition_balance=balance,
+            design=merged.get("design"), estimator=merged.get("estimator"))
     return out
 
 

@@ -54,7 +54,8 @@ class Metrics:
         self.pair_overhead = pair("loadgen_pair_overhead_ratio",
                                   "1 - variant/baseline throughput of the last valid pair")
         self.pair_seq = pair("loadgen_pair_seq", "Round number of the last valid pair")
-        self.overhead = pair("loadgen_overhead_ratio", "Mean paired overhead (1 - ratio)")
+        self.overhead = pair("loadgen_overhead_ratio",
+                             "Paired overhead estimate (1 - ratio; estimator: loadgen_info)")
         self.overhead_lo = pair("loadgen_overhead_ratio_lower", "95% interval, lower bound")
         self.overhead_hi = pair("loadgen_overhead_ratio_upper", "95% interval, upper bound")
         self.lat = pair("loadgen_latency_ratio", "Mean paired p95 latency ratio")
@@ -62,7 +63,8 @@ class Metrics:
         self.lat_hi = pair("loadgen_latency_ratio_upper", "95% interval, upper bound")
         self.mde = pair("loadgen_overhead_min_detectable_ratio",
                         "Smallest overhead change detectable at the current noise")
-        self.npairs = pair("loadgen_overhead_pairs", "Valid pairs behind the estimate")
+        self.npairs = pair("loadgen_overhead_pairs",
+                           "Valid units (pairs, blocks) behind the estimate")
         self.cpu = Counter("loadgen_cpu_seconds", "CPU used by the loadgen and sysbench",
                            EXPERIMENT_LABELS, registry=r)
         self.cores = per_exp("loadgen_cpu_cores", "Cores used by sysbench in the last window")
@@ -70,8 +72,9 @@ class Metrics:
                                  "1 when the load generator, not the cluster, is the bottleneck")
         self.verified = per_exp("loadgen_rows_verified",
                                 "1 if the row counts matched after the last check, 0 if not")
-        self.info = g("loadgen_info", "The running experiment",
-                      ["experiment", "cluster", "engine", "target", "version"])
+        self.info = g("loadgen_info", "The running experiment, its A/B design and estimator",
+                      ["experiment", "cluster", "engine", "target", "version", "design",
+                       "estimator"])
         self.version = __version__
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:

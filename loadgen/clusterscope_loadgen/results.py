@@ -26,6 +26,9 @@ class WindowResult:
     valid: bool = True
     reasons: list[str] = field(default_factory=list)
     warmup: bool = False
+    interleaved: bool = False  # shared its window with the other variants of its group
+    mean_latency: float = 0.0  # mean step latency (seconds) timed by the Lua script
+    delay_seconds: float = 0.0  # mean injected calibration delay per step (delay_us)
 
     @property
     def tps(self) -> float:
@@ -73,7 +76,9 @@ class WindowResult:
                 "reconnects": self.reconnects, "stale": self.stale,
                 "committed": self.committed, "cpu_cores": self.cpu_cores,
                 "saturated": self.saturated, "valid": self.valid,
-                "reasons": list(self.reasons), "warmup": self.warmup}
+                "reasons": list(self.reasons), "warmup": self.warmup,
+                "interleaved": self.interleaved, "mean_latency": self.mean_latency,
+                "delay_seconds": self.delay_seconds}
 
 
 @dataclass

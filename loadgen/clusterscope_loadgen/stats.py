@@ -1,18 +1,15 @@
-"""Overheads from paired windows: mean, 95% t interval, smallest detectable change.
+"""The t distribution, the paired mean with its 95% t interval and smallest detectable
+change, and what the statistics need of a window.
 
 The t quantile comes from the regularised incomplete beta function (Numerical Recipes'
 continued fraction) inverted by bisection: exact enough for 95% intervals, no scipy. The
-toolkit's comparisons (`clusterscope.stats`) use the same function.
-
-A pair is a variant's window and its baseline's window from the same round (same sequence
-number), both valid. Per pair the overhead is 1 - variant/baseline throughput; pairing
-cancels drift that both windows share, and the t interval is over the per-pair values.
+toolkit's comparisons (`clusterscope.stats`) use the same function. What is paired with
+what is the design's business (designs.py); the estimators are in estimators.py.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from statistics import fmean, stdev
 
@@ -72,7 +69,7 @@ def t_quantile(p: float, df: float) -> float:
 
 @dataclass(frozen=True)
 class Estimate:
-    mean: float
+    mean: float  # the point estimate: the mean for `paired`, an estimator's own otherwise
     low: float
     high: float
     n: int
@@ -102,24 +99,3 @@ class Window:
     valid: bool
     throughput: float
     p95: float
-
-
-def pairs(windows: Iterable[Window], variant: str, baseline: str) -> list[tuple[Window, Window]]:
-    """(baseline, variant) windows of the same round, both valid, in round order."""
-    windows = list(windows)
-    base = {w.seq: w for w in windows if w.variant == baseline and w.valid}
-    out = []
-    for w in windows:
-        if w.variant == variant and w.valid and w.seq in base:
-            out.append((base[w.seq], w))
-    return sorted(out, key=lambda p: p[1].seq)
-
-
-def overhead(pair_list: list[tuple[Window, Window]]) -> Estimate:
-    """1 - variant/baseline throughput (positive: the variant is slower)."""
-    return paired([1.0 - v.throughput / b.throughput for b, v in pair_list if b.throughput > 0])
-
-
-def latency_ratio(pair_list: list[tuple[Window, Window]]) -> Estimate:
-    """variant p95 / baseline p95 (above 1: the variant is slower)."""
-    return paired([v.p95 / b.p95 for b, v in pair_list if b.p95 > 0 and v.p95 > 0])

@@ -6,6 +6,7 @@ MYSQL_PWD environment variable of the sysbench process (and of nothing else we s
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import resource
@@ -17,6 +18,44 @@ from pathlib import Path
 from clusterscope_loadgen.config import LUA_DIR
 
 SYSBENCH = "sysbench"
+
+
+@dataclass
+class VariantRun:
+    """One variant's steps in a window, summed over the threads (the CSVAR lines of the Lua
+    scripts, cs_common.lua): every step is timed on its own, so variants interleaved in one
+    window each get their own latency and throughput."""
+
+    steps: int = 0
+    rows: int = 0  # rows confirmed committed
+    attempted: int = 0  # rows sent, committed or not (a lost reply may hide a commit)
+    stale: int = 0
+    queries: int = 0
+    seconds: float = 0.0  # wall time inside the steps, summed over the threads
+    delay_seconds: float = 0.0  # injected calibration delay (delay_us), as measured
+    histogram: dict[int, int] = field(default_factory=dict)  # bucket -> steps
+    threads: int = 0  # threads that reported this variant
+
+    @property
+    def mean_latency(self) -> float:
+        return self.seconds / self.steps if self.steps else 0.0
+
+    def rate(self, threads: int) -> float:
+        """Steps per second that `threads` closed-loop threads reach at this mean latency
+        (Little's law: throughput = concurrency / latency)."""
+        return threads * self.steps / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def latency(self) -> dict[float, float]:
+        """Quantiles in seconds (bucket midpoints; buckets are 2.5% wide)."""
+        return bucket_percentiles(self.histogram)
+
+    def add(self, other: VariantRun) -> None:
+        for name in ("steps", "rows", "attempted", "stale", "queries", "seconds",
+                     "delay_seconds", "threads"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for b, c in other.histogram.items():
+            self.histogram[b] = self.histogram.get(b, 0) + c
 
 
 @dataclass
@@ -37,6 +76,7 @@ class Result:
     exit_code: int = 0
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
+    variants: dict[str, VariantRun] = field(default_factory=dict)  # by mix name
 
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
@@ -50,7 +90,39 @@ _PATTERNS = {
 }
 _HIST = re.compile(r"^\s*([0-9.]+) \|\**\s+(\d+)\s*$")
 _CSSTAT = re.compile(r"^CSSTAT tid=(\d+) committed=(\d+) stale=(\d+)")
+_CSVAR = re.compile(r"^CSVAR tid=(\d+) name=(\S*) steps=(\d+) rows=(\d+) attempted=(\d+)"
+                    r" stale=(\d+) queries=(\d+) time=([0-9.]+) delay=([0-9.]+) hist=(\S*)$")
 QUANTILES = (0.5, 0.95, 0.99)
+BUCKETS_PER_E = 40  # cs_common.lua: bucket = floor(40 * ln(microseconds))
+
+
+def bucket_percentiles(histogram: dict[int, int],
+                       quantiles: tuple[float, ...] = QUANTILES) -> dict[float, float]:
+    """Quantiles (seconds) from the Lua scripts' log buckets, at each bucket's midpoint."""
+    total = sum(histogram.values())
+    out: dict[float, float] = {}
+    if total == 0:
+        return out
+    ordered = sorted(histogram.items())
+    for q in quantiles:
+        need, seen = q * total, 0
+        for bucket, count in ordered:
+            seen += count
+            if seen >= need:
+                out[q] = math.exp((bucket + 0.5) / BUCKETS_PER_E) / 1e6
+                break
+    return out
+
+
+def _variant_run(m: re.Match) -> VariantRun:
+    hist: dict[int, int] = {}
+    for item in filter(None, m.group(10).split(",")):
+        b, _, c = item.partition(":")
+        hist[int(b)] = hist.get(int(b), 0) + int(c)
+    return VariantRun(steps=int(m.group(3)), rows=int(m.group(4)), attempted=int(m.group(5)),
+                      stale=int(m.group(6)), queries=int(m.group(7)),
+                      seconds=float(m.group(8)), delay_seconds=float(m.group(9)),
+                      histogram=hist, threads=1)
 
 
 def percentiles(histogram: list[tuple[float, int]],
@@ -89,6 +161,8 @@ def parse(text: str) -> Result:
             r.threads_reported += 1
             r.committed += int(m.group(2))
             r.stale += int(m.group(3))
+        elif m := _CSVAR.match(line):
+            r.variants.setdefault(m.group(2), VariantRun()).add(_variant_run(m))
         elif line.startswith("FATAL"):
             r.fatal.append(line.strip())
     r.latency = percentiles(hist)

@@ -113,11 +113,53 @@ def galera_peers(t: Target) -> list[Endpoint]:
     return peers
 
 
+# host:port:<wsrep_node_name>, the name empty where the server has none: MySQL (an NDB SQL
+# node) has no wsrep variables and fails `SELECT @@wsrep_node_name` (error 1193, unknown
+# system variable), while SHOW VARIABLES LIKE answers everywhere, with no row there.
+IDENTITY_SQL = ("SELECT CONCAT(@@hostname, ':', @@port, ':')",
+                "SHOW VARIABLES LIKE 'wsrep_node_name'")
+
+
 def identity(t: Target, node: Endpoint) -> str:
     """What cs_common.lua's identity() returns for a connection to this node."""
     with connection(t, node) as conn, conn.cursor() as cur:
-        cur.execute("SELECT CONCAT(@@hostname, ':', @@port, ':', @@wsrep_node_name)")
-        return str(cur.fetchone()[0])
+        cur.execute(IDENTITY_SQL[0])
+        base = str(cur.fetchone()[0])
+        cur.execute(IDENTITY_SQL[1])
+        row = cur.fetchone()
+        return base + (str(row[1]) if row else "")
+
+
+# SHOW ENGINES (= INFORMATION_SCHEMA.ENGINES): Support is YES (active), DEFAULT (active and
+# the default), NO (compiled without it) or DISABLED; for NDB, DISABLED means a server built
+# with NDB Cluster support but not started with --ndbcluster (MySQL 8.0 Reference Manual,
+# "The INFORMATION_SCHEMA ENGINES Table", information-schema-engines-table.html). The NDB
+# engine's row is named `ndbcluster` (its plugin name: INFORMATION_SCHEMA.PLUGINS of an NDB
+# 8.0 SQL node lists PLUGIN_NAME ndbcluster, "Clustered, fault-tolerant tables").
+NDB_ENGINE = "ndbcluster"
+NDB_AVAILABLE = ("YES", "DEFAULT")
+
+
+def check_ndb(t: Target) -> None:
+    """Refuse a target whose server cannot create NDBCLUSTER tables, saying why."""
+    try:
+        with connection(t) as conn, conn.cursor() as cur:
+            cur.execute("SHOW ENGINES")
+            engines = {str(r[0]).lower(): str(r[1]).upper() for r in cur.fetchall()}
+            cur.execute("SELECT @@version, @@version_comment")
+            version = " ".join(str(v) for v in cur.fetchone())
+    except pymysql.MySQLError as exc:
+        raise TargetError(f"cannot connect to {t.label}: {exc}") from exc
+    support = engines.get(NDB_ENGINE)
+    if support in NDB_AVAILABLE:
+        return
+    why = ("does not list NDBCLUSTER" if support is None else
+           f"lists NDBCLUSTER with Support={support}" + (
+               " (a server with NDB support started without --ndbcluster)"
+               if support == "DISABLED" else " (a server built without NDB)"))
+    raise TargetError(f"engine ndb needs an SQL node of a MySQL NDB Cluster, but SHOW ENGINES"
+                      f" on {t.label} ({version}) {why}; its engines:"
+                      f" {', '.join(sorted(engines))}. Use --engine galera or innodb there")
 
 
 @dataclass

@@ -33,11 +33,13 @@ def cluster_events(before: list[Health], after: list[Health]) -> list[str]:
 
 
 def judge(before: list[Health], after: list[Health], run: Result, threads: int,
-          lua_counts: bool) -> list[str]:
+          lua_counts: bool, variants: list[str] | tuple[str, ...] = ()) -> list[str]:
     """Why the window is not a clean measurement; empty when it is.
 
     `lua_counts`: the experiment's Lua scripts report each thread's commits (CSSTAT lines),
     so a thread that did not report means the window's row accounting is incomplete.
+    `variants`: the mix the window ran; each must have completed steps (CSVAR lines), or
+    its throughput would be no measurement.
     """
     reasons = cluster_events(before, after)
     if run.exit_code != 0:
@@ -50,4 +52,8 @@ def judge(before: list[Health], after: list[Health], run: Result, threads: int,
         reasons.append(f"{run.reconnects} reconnects")
     if run.exit_code == 0 and lua_counts and run.threads_reported < threads:
         reasons.append(f"only {run.threads_reported}/{threads} threads reported")
+    if run.exit_code == 0 and run.transactions:
+        for name in variants:
+            if not run.variants.get(name) or not run.variants[name].steps:
+                reasons.append(f"variant {name} completed no step")
     return reasons
