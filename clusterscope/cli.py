@@ -8,7 +8,7 @@ import sys
 from clusterscope.rules.config import RulesConfigError
 
 try:
-    from clusterscope import bench, demo, gotools, lint
+    from clusterscope import bench, demo, gotools, lint, maintenance
     from clusterscope.analysis import cli as analysis_cli
     from clusterscope.analysis.periods import argv_with_periods
     from clusterscope.dashboards import cli as dashboards_cli
@@ -22,7 +22,7 @@ except RulesConfigError as exc:  # the dashboards read rules/config.yaml when im
 
 # Each provides `add_arguments(subparsers)`; the order is the order of `--help`.
 COMMANDS = [lab_cli, gotools, lab_loadgen, analysis_cli, logs_cli, dashboards_cli, rules_cli,
-            compose, demo, bench, lint]
+            maintenance, compose, demo, bench, lint]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,11 +8,66 @@ times each restart completed so tests can ask "did the alert fire for THIS resta
 from __future__ import annotations
 
 import random
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from clusterscope.rules import generate
+from clusterscope.rules.config import load_config
 
 STEP = 5  # seconds between samples (the lab's scrape and rule evaluation interval)
 NDB = {"job": "ndbinfo", "instance": "127.0.0.1:9723", "cluster": "lab-ndb",
        "simulated": "true"}
+GALERA = {"job": "galera", "cluster": "lab-galera"}
+TRACKER = {"job": "galera_tracker", "cluster": "lab-galera", "instance": "127.0.0.1:1"}
+LOADGEN = {"job": "loadgen", "cluster": "lab-galera", "engine": "galera",
+           "target": "127.0.0.1:3306", "instance": "127.0.0.1:2"}
+# the rule files under test: the repository's own (tests/ sits next to rules/)
+RULE_FILES = sorted((Path(__file__).resolve().parents[1] / "rules").glob("*.yml"))
+CONFIG = load_config()
+
+
+def promtool_test(tmp_path: Path, input_series: list[dict], expr_tests: list[dict],
+                  alert_tests: list[dict] | None = None) -> None:
+    """`promtool test rules` of every rule file against these series and expectations."""
+    spec = {"rule_files": [str(f) for f in RULE_FILES], "evaluation_interval": f"{STEP}s",
+            "tests": [{"interval": f"{STEP}s", "input_series": input_series,
+                       "promql_expr_test": expr_tests, "alert_rule_test": alert_tests or []}]}
+    f = tmp_path / "test.yml"
+    f.write_text(yaml.safe_dump(spec, sort_keys=False))
+    proc = subprocess.run(["promtool", "test", "rules", str(f)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+
+
+def firing(alert: str, at: int, labels: list[dict] | None) -> dict:
+    """An expectation on ALERTS at `at` seconds: these firing label sets, or none."""
+    samples = []
+    for lab in labels or []:
+        full = {"alertname": alert, "alertstate": "firing",
+                "severity": severity(alert), **lab}
+        samples.append({"labels": metric("ALERTS", full), "value": 1})
+    return {"expr": f'ALERTS{{alertname="{alert}",alertstate="firing"}}', "eval_time": f"{at}s",
+            "exp_samples": samples}
+
+
+def severity(alert: str) -> str:
+    for g in generate.all_groups(CONFIG):
+        for a in g.alerts:
+            if a.name == alert:
+                return a.severity
+    raise KeyError(alert)
+
+
+def rule(name: str) -> dict:
+    """An alerting rule as the rule files hold it (expr, labels, annotations)."""
+    for f in RULE_FILES:
+        for group in yaml.safe_load(f.read_text())["groups"]:
+            for r in group["rules"]:
+                if r.get("alert") == name:
+                    return r
+    raise KeyError(name)
 
 # field-facts section 2 (DBT2, 60 GB per data node), as restart_info phase columns
 PHASES_76 = {"to_include_in_heartbeat_protocol": 26, "to_copy_meta_data": 2,

@@ -42,10 +42,11 @@ BASE = COMPOSE / "docker-compose.yml"
 SCALE = COMPOSE / "docker-compose.scale.yml"
 EXAMPLES = COMPOSE / "examples"
 SECRETS = ["exporters.my.cnf", "loadgen.my.cnf",
-           "alertmanager_webhook_url", "grafana_admin_password", "lab_db_root_password",
+           "grafana_admin_password", "lab_db_root_password",
            "lab_exporter_password", "lab_loadgen_password", "lab_galera_sst.cnf"]
 LAB_SERVICES = {"ndb-mgmd", "ndb-data1", "ndb-data2", "ndb-sql", "ndb-sql2",
-                "galera-node1", "galera-node2", "galera-node3", "galera-logs-init"}
+                "galera-node1", "galera-node2", "galera-node3", "galera-logs-init",
+                "node-exporter"}
 # one-shot services: they run to completion, so no healthcheck and no restart
 ONE_SHOT = {"galera-logs-init"}
 # the log store and shipper (issue 25 replaces them)
@@ -298,16 +299,64 @@ def test_scrape_config_passes_victoriametrics_dry_run(tmp_path) -> None:
     assert {"ndbinfo", "galera", "galera_tracker", "loadgen"} <= jobs  # what rules select
 
 
-def test_alertmanager_config_passes_the_pinned_amtool(models) -> None:
-    amtool = gotools.path_of("amtool")
-    pinned = models["default"]["services"]["alertmanager"]["image"]
+def test_alertmanager_reads_what_the_inventory_writes(models, secrets_dir, tmp_path) -> None:
+    """Compose's Alertmanager reads the file the inventory writes from the description's
+    `alerting:` section (a shared volume), its receivers' credentials from
+    secrets/alerting/, and the inventory reloads it there. Run as compose runs the inventory
+    (its own flags, paths under tmp), the result passes the pinned Alertmanager's amtool."""
+    svc = models["default"]["services"]
+    inv_vols = {v["target"]: v for v in svc["inventory"]["volumes"]}
+    am_vols = {v["target"]: v for v in svc["alertmanager"]["volumes"]}
+    flags = dict(a.split("=", 1) for a in svc["inventory"]["command"] if "=" in a)
+    written = Path(flags["--alertmanager.config-file"])
+    read = next(a.split("=", 1)[1] for a in svc["alertmanager"]["command"]
+                if a.startswith("--config.file="))
+    shared = inv_vols[str(written.parent)]
+    assert shared["type"] == "volume" and not shared.get("read_only")
+    assert am_vols[str(Path(read).parent)]["source"] == shared["source"]
+    assert am_vols[str(Path(read).parent)]["read_only"] and Path(read).name == written.name
+    assert flags["--alertmanager.url"] == "http://alertmanager:9093"
+    secrets = am_vols[flags["--alertmanager.secrets-dir"]]
+    assert secrets["source"] == str(secrets_dir / "alerting") and secrets["read_only"]
+    assert svc["alertmanager"]["depends_on"]["inventory"]["condition"] == "service_healthy"
+    assert "secrets" not in svc["alertmanager"]  # no URL in a Compose secret any more
+    pinned = svc["alertmanager"]["image"]
     assert pinned.endswith(":" + gotools.TOOLS["amtool"].version)
-    proc = subprocess.run([str(amtool), "check-config", str(COMPOSE / "config/alertmanager.yml")],
-                          capture_output=True, text=True, timeout=60)
+    # the inventory as compose runs it, on the README's `alerting:` example
+    import test_alertmanager
+
+    desc = tmp_path / "clusterscope.yml"
+    desc.write_text(yaml.safe_dump({"clusters": [test_alertmanager.CLUSTER],
+                                    "alerting": test_alertmanager.readme_alerting()}))
+    out = tmp_path / "alertmanager.yml"
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from clusterscope_inventory.description import load;"
+         " from clusterscope_inventory.alerting import ConfigWriter;"
+         " ConfigWriter(sys.argv[2], sys.argv[3]).update(load(sys.argv[1]).alerting)",
+         str(desc), str(out), flags["--alertmanager.secrets-dir"]],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    amtool = gotools.path_of("amtool")
+    proc = subprocess.run([str(amtool), "check-config", str(out)], capture_output=True,
+                          text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # default, critical and the Watchdog's heartbeat; causes inhibiting their symptoms
-    assert " - 3 receivers" in proc.stdout
+    # the README's two receivers, the heartbeat and `nobody` (info); causes and symptoms
+    assert " - 4 receivers" in proc.stdout
     assert f" - {len(alertmanager.INHIBIT)} inhibit rules" in proc.stdout
+
+
+def test_node_exporter_watches_the_docker_host(models) -> None:
+    """Profiles host and lab: the host's filesystems (its root read-only under /host), not
+    the container's; the lab description names it for every node."""
+    ne = models["lab"]["services"]["node-exporter"]
+    assert "--path.rootfs=/host" in ne["command"] and ne["pid"] == "host"
+    vols = {v["target"]: v for v in ne["volumes"]}
+    assert vols["/host"]["source"] == "/" and vols["/host"]["read_only"]
+    assert "node-exporter" not in models["default"]["services"]
+    desc = yaml.safe_load((EXAMPLES / "lab/clusters/clusterscope.yml").read_text())
+    hosts = {n.get("node_exporter") for c in desc["clusters"] for n in c["nodes"]
+             if n.get("role") != "mgmd"}
+    assert hosts == {"node-exporter:9100"}
 
 
 def test_victorialogs_runs_the_labs_release_with_its_flags(models, tmp_path) -> None:

@@ -234,6 +234,43 @@ def test_a_down_node_and_a_dead_exporter_are_shown_not_blank() -> None:
     assert 'up{job="ndbinfo"' in exprs["Exporter up"]
 
 
+def _exprs(uid: str) -> dict[str, str]:
+    return {p.get("title"): " ".join(t["expr"] for t in p.get("targets", []))
+            for p in all_panels(COMMITTED[uid]) if p["type"] != "row"}
+
+
+def test_panels_draw_what_the_alerts_judge() -> None:
+    """Review oncall-2 N19 and N1: the 90 % line of "CPU per thread" is drawn on the
+    quantity NdbLdmCpuSaturated averages (exec|send|buffer_full; before: OS user+system,
+    spinning included); "Restarts in progress" leaves out failure handling (2-3: a node
+    down; before: counted); a node without a nodes row is STARTING when restart_info shows
+    its restart (before: DOWN)."""
+    cfg = yaml.safe_load((REPO / "rules" / "config.yaml").read_text())
+    node, overview = _exprs(uids.NDB_NODE), _exprs(uids.NDB_OVERVIEW)
+    assert f'mode=~"{cfg["ndb"]["ldm_cpu_modes"]}"' in node["CPU per thread"]
+    assert "os_user" not in node["CPU per thread"]
+    for title in ("Restarts in progress", "Restart status (in progress)"):
+        assert "!= 2 != 3" in overview[title], title
+    assert "+ 2 and on(node_id)" in overview["Node status"]
+
+
+def test_node_dashboards_show_their_hosts_with_the_host_alerts_lines() -> None:
+    cfg = yaml.safe_load((REPO / "rules" / "config.yaml").read_text())["host"]
+    for uid, selector in ((uids.NDB_NODE, 'cluster="$cluster"'),
+                          (uids.GALERA, 'cluster="$cluster", node=~"$node"')):
+        panels = {p.get("title"): p for p in all_panels(COMMITTED[uid]) if p["type"] != "row"}
+        for title, record, line in (
+                ("Filesystem used", "cluster_node_mountpoint:node_filesystem_avail:ratio",
+                 1 - cfg["filesystem_free_ratio_min"]),
+                ("Memory used", "cluster_node:node_memory_available:ratio",
+                 1 - cfg["memory_available_ratio_min"]),
+                ("CPU busy", "cluster_node:node_cpu_busy:ratio_avg5m",
+                 cfg["cpu_busy_ratio_max"])):
+            expr = panels[title]["targets"][0]["expr"]
+            assert f"{record}{{{selector}}}" in expr, (uid, title)
+            assert [t["value"] for t in thresholds(panels[title])][1:] == [line], (uid, title)
+
+
 def test_links_carry_variables_only_within_a_product() -> None:
     for uid, model in COMMITTED.items():
         for link in model["links"]:

@@ -209,10 +209,17 @@ def test_a_stuck_restart_holds_the_node_out_until_released(sim) -> None:
         time.sleep(1.0)  # stuck for a while (120 cluster seconds per wall second)
         assert q(cnf, "SELECT node_restart_status_int FROM ndbinfo.restart_info"
                  " WHERE node_id=%s", (node,))[0][0] == 14
-        # executing the REDO log the node runs (start phase 4 of a node restart): ndbinfo
-        # shows it STARTING, the master's restart_info row shows where it is
-        assert q(cnf, "SELECT status, start_phase FROM ndbinfo.nodes WHERE node_id=%s",
-                 (node,)) == [("STARTING", 4)]
+        # executing the REDO log (start phase 4) the node runs, but the SQL node is not
+        # connected to it before start phase 9: no row of its own anywhere in ndbinfo, as
+        # for a dead node; only the master's restart_info row shows where it is (review
+        # oncall-2 N1; mysql/mysql-server QmgrMain.cpp execSTTOR case 9,
+        # NdbInfoScanOperation.cpp find_next_node)
+        for view in ("nodes", "membership", "threads", "cpustat", "memoryusage",
+                     "transporters", "logspaces"):
+            assert q(cnf, f"SELECT COUNT(*) FROM ndbinfo.{view} WHERE node_id=%s",
+                     (node,)) == [(0,)], view
+        assert q(cnf, "SELECT COUNT(*) FROM ndbinfo.config_nodes WHERE node_id=%s",
+                 (node,))[0][0] > 0  # still configured
     finally:
         fault(sim, "restart-stuck", "--off")
     from clusterscope.ndbsim import control
@@ -222,6 +229,57 @@ def test_a_stuck_restart_holds_the_node_out_until_released(sim) -> None:
             " ndbinfo.restart_info WHERE node_id=%s", (node,))[0]
     assert row[0] >= 60  # the stuck phase reports the time it really took, in cluster secs
     assert node in {n for (n,) in q(cnf, "SELECT node_id FROM ndbinfo.nodes")}
+
+
+def test_a_restarting_node_appears_once_it_passed_start_phase_9(sim) -> None:
+    """State 18 (WAIT_SUMA_HANDOVER) is start phase 101: the node accepts API nodes since
+    phase 9, so its own rows are back, STARTING in phase 101, before it is STARTED."""
+    cnf, node = sim["cnf"], 2
+    fault(sim, "restart-stuck", "--status", "18")
+    try:
+        out = sim["lab"].cli("lab", "ndb", "restart-node", str(node), "--profile", "7.6",
+                             "--time-scale", "120")
+        rid = int(out.stdout.split()[1])
+        eventually(lambda: q(cnf, "SELECT node_restart_status_int FROM ndbinfo.restart_info"
+                                  " WHERE node_id=%s", (node,)) == [(18,)], 60,
+                   "restart held at state 18")
+        assert eventually(lambda: q(cnf, "SELECT status, start_phase FROM ndbinfo.nodes"
+                                         " WHERE node_id=%s", (node,)), 10,
+                          "its nodes row") == [("STARTING", 101)]
+        assert q(cnf, "SELECT COUNT(*) FROM ndbinfo.threads WHERE node_id=%s",
+                 (node,))[0][0] > 0
+    finally:
+        fault(sim, "restart-stuck", "--off")
+    from clusterscope.ndbsim import control
+    control.wait_restart(sim["sock"], rid, 60)
+
+
+def test_stop_all_disconnects_the_sql_nodes_and_start_all_brings_the_cluster_back(
+        sim) -> None:
+    """`lab ndb stop-all`: every data node down; an SQL node that lost the cluster answers
+    every ndbinfo scan with 'Connection to NDB failed' (1296), on every SQL node; control
+    commands still work; `start-all` brings the rows back."""
+    cnf = sim["cnf"]
+    cnf2 = sim["lab"].service("ndb-sql2")["client_config"]
+    def scan_error(c: str, view: str) -> int | None:
+        try:
+            q(c, f"SELECT * FROM ndbinfo.{view}")
+        except pymysql.MySQLError as exc:
+            return exc.args[0]
+        return None
+
+    sim["lab"].cli("lab", "ndb", "stop-all")
+    try:
+        for c in (cnf, cnf2):  # the second SQL node takes the change at the model's next tick
+            for view in ("nodes", "restart_info", "cpustat"):
+                assert eventually(lambda c=c, v=view: scan_error(c, v), 10, view) == 1296
+        bad = sim["lab"].cli("lab", "ndb", "restart-node", "2", check=False)
+        assert bad.returncode == 1 and "start-all" in bad.stderr
+    finally:
+        sim["lab"].cli("lab", "ndb", "start-all")
+    assert eventually(lambda: q(cnf, "SELECT COUNT(*) FROM ndbinfo.nodes")[0][0] == 2
+                      and q(cnf2, "SELECT COUNT(*) FROM ndbinfo.nodes")[0][0] == 2, 20,
+                      "both SQL nodes see the started nodes")
 
 
 def fault(sim, *args: str) -> None:

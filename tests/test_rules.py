@@ -11,63 +11,32 @@ from pathlib import Path
 import pytest
 import yaml
 from rules_scenarios import (
+    GALERA,
+    LOADGEN,
     NDB,
     PHASES_75,
     PHASES_76,
+    RULE_FILES,
     STEP,
+    TRACKER,
     const,
     counter,
+    firing,
     histogram,
     metric,
     noisy_75,
     noisy_76,
+    promtool_test,
     restart_timeline,
     rolling_timeline,
 )
 
 from clusterscope import paths
 from clusterscope.rules import generate
-from clusterscope.rules.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
-RULE_FILES = sorted((REPO / "rules").glob("*.yml"))
 # the alerts on log lines: LogsQL (tests/test_logs_alerts.py runs them), not for promtool
 LOG_RULE_FILES = sorted((REPO / "rules" / "vlogs").glob("*.yml"))
-CONFIG = load_config()
-GALERA = {"job": "galera", "cluster": "lab-galera"}
-TRACKER = {"job": "galera_tracker", "cluster": "lab-galera", "instance": "127.0.0.1:1"}
-LOADGEN = {"job": "loadgen", "cluster": "lab-galera", "engine": "galera",
-           "target": "127.0.0.1:3306", "instance": "127.0.0.1:2"}
-
-
-def promtool_test(tmp_path: Path, input_series: list[dict], expr_tests: list[dict],
-                  alert_tests: list[dict] | None = None) -> None:
-    spec = {"rule_files": [str(f) for f in RULE_FILES], "evaluation_interval": f"{STEP}s",
-            "tests": [{"interval": f"{STEP}s", "input_series": input_series,
-                       "promql_expr_test": expr_tests, "alert_rule_test": alert_tests or []}]}
-    f = tmp_path / "test.yml"
-    f.write_text(yaml.safe_dump(spec, sort_keys=False))
-    proc = subprocess.run(["promtool", "test", "rules", str(f)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-
-
-def firing(alert: str, at: int, labels: list[dict] | None) -> dict:
-    """An expectation on ALERTS at `at` seconds: these firing label sets, or none."""
-    samples = []
-    for lab in labels or []:
-        full = {"alertname": alert, "alertstate": "firing",
-                "severity": _severity(alert), **lab}
-        samples.append({"labels": metric("ALERTS", full), "value": 1})
-    return {"expr": f'ALERTS{{alertname="{alert}",alertstate="firing"}}', "eval_time": f"{at}s",
-            "exp_samples": samples}
-
-
-def _severity(alert: str) -> str:
-    for g in generate.all_groups(CONFIG):
-        for a in g.alerts:
-            if a.name == alert:
-                return a.severity
-    raise KeyError(alert)
 
 
 def test_promtool_check_rules_accepts_every_file() -> None:
@@ -98,7 +67,7 @@ def test_every_alert_has_labels_annotations_and_a_runbook_page() -> None:
                     continue
                 name = rule["alert"]
                 seen.append(name)
-                assert re.fullmatch(r"(Ndb|Galera|Loadgen|Experiment|Clusterscope)[A-Za-z]+",
+                assert re.fullmatch(r"(Ndb|Galera|Host|Loadgen|Experiment|Clusterscope)[A-Za-z]+",
                                     name)
                 assert rule["labels"]["severity"] in ("critical", "warning", "info")
                 ann = rule["annotations"]
@@ -321,15 +290,19 @@ def test_ndb_node_lcp_redo_cpu_transporter_exporter_alerts(tmp_path) -> None:
 
 
 def test_data_node_down_is_the_dead_node_not_the_restarting_one(tmp_path) -> None:
-    """Review scenario B: node 3's process is dead (its nodes rows are gone), node 4 is
-    STARTING in a normal restart: only node 3 is down."""
+    """Review scenario B: node 3's process is dead (its nodes rows are gone), node 4 is in
+    a normal restart, copying the dictionary (state 10). Before start phase 9 a restarting
+    node has no nodes row either (review oncall-2 N1: the SQL node reads ndbinfo only from
+    the data nodes it is connected to, and a starting node lets API nodes connect in phase
+    9), so node 4 is "configured, not running" just like node 3: restart_info tells them
+    apart. Only node 3 is down."""
     n = 10 * 60 // STEP
     n3, n4 = {**NDB, "node_id": "3"}, {**NDB, "node_id": "4"}
     series = [const("ndb_node_status", {**n3, "status": "STARTED"}, [1] * 12 + [None] * (n - 12)),
               const("ndb_data_node_running", n3, [1] * 12 + [0] * (n - 12)),
-              const("ndb_node_status", {**n4, "status": "STARTED"}, [1] * 12 + [0] * (n - 12)),
-              const("ndb_node_status", {**n4, "status": "STARTING"}, [0] * 12 + [1] * (n - 12)),
-              const("ndb_data_node_running", n4, [1] * n),
+              const("ndb_restart_status", n3, [19] * 12 + [3] * (n - 12)),
+              const("ndb_node_status", {**n4, "status": "STARTED"}, [1] * 12 + [None] * (n - 12)),
+              const("ndb_data_node_running", n4, [1] * 12 + [0] * (n - 12)),
               const("ndb_restart_status", n4, [19] * 12 + [10] * (n - 12))]
     promtool_test(tmp_path, series, [
         firing("NdbDataNodeDown", (n - 1) * STEP, [{"cluster": "lab-ndb", "node_id": "3",
@@ -377,9 +350,12 @@ def test_sql_node_down_is_one_alert_not_one_per_collector(tmp_path) -> None:
         series += [const("ndb_exporter_collector_success", {**NDB, "collector": c},
                          [1] * 12 + [0] * (n - 12)),
                    const("ndb_exporter_collector_supported", {**NDB, "collector": c}, [1] * n)]
+    # no SQL node reads the cluster while the exporter answers: the outage pages once, as
+    # NdbClusterUnreachable (review oncall-2 N2); NdbExporterDown is the exporter itself
     promtool_test(tmp_path, series, [
         firing("NdbExporterCollectorFailing", (n - 1) * STEP, None),
-        firing("NdbExporterDown", (n - 1) * STEP, [NDB])])
+        firing("NdbExporterDown", (n - 1) * STEP, None),
+        firing("NdbClusterUnreachable", (n - 1) * STEP, [{"cluster": "lab-ndb"}])])
 
 
 def test_one_transporter_overload_burst_does_not_alert(tmp_path) -> None:
@@ -413,7 +389,10 @@ def test_memory_undo_links_versions_and_a_slow_exporter(tmp_path) -> None:
         # node 3 upgraded, node 2 not yet, for 2.5 h
         const("ndb_node_info", {**n2, "type": "NDB", "version": "8.4.3", "hostname": "a"}, [1] * n),
         const("ndb_node_info", {**n3, "type": "NDB", "version": "8.4.4", "hostname": "b"}, [1] * n),
-        const("ndb_exporter_scrape_duration_seconds", NDB, [0.5] * (n - 60) + [6] + [0.5] * 59),
+        # one scrape near the budget early on; from 14 minutes before the end every scrape
+        # takes 3.2-3.4 s (the budget is 3.5 s: longer ones are cut and never stored)
+        const("ndb_exporter_scrape_duration_seconds", NDB,
+              [0.5] * (n - 400) + [3.4] + [0.5] * 231 + [3.2 + (i % 3) / 10 for i in range(168)]),
     ]
     c = {"cluster": "lab-ndb", "simulated": "true"}
     promtool_test(tmp_path, series, [
@@ -424,7 +403,8 @@ def test_memory_undo_links_versions_and_a_slow_exporter(tmp_path) -> None:
         firing("NdbVersionMismatch", 60 * 60, None),
         firing("NdbVersionMismatch", (n - 1) * STEP, [{"cluster": "lab-ndb"}]),
         firing("NdbExporterSlow", (n - 1) * STEP, [NDB]),
-        firing("NdbExporterSlow", (n - 200) * STEP, None),
+        firing("NdbExporterSlow", (n - 380) * STEP, None),
+        firing("NdbExporterSlow", (n - 100) * STEP, None),
     ])
 
 
@@ -754,9 +734,9 @@ def test_galera_flow_control_and_recoveries(tmp_path) -> None:
     n3 = {"cluster": "lab-galera", "node": "node3", "kind": "sst"}
     promtool_test(tmp_path, series, [
         firing("GaleraFlowControlHigh", 60, None),
-        # one alert for the cluster, naming the node that sends the pauses (review #6)
-        firing("GaleraFlowControlHigh", (n - 1) * STEP, [{"cluster": "lab-galera",
-                                                          "node": "node3"}]),
+        # one alert for the cluster (review #6); the sender is named in its description
+        # (review oncall-2 N6: tests/test_rules_oncall.py)
+        firing("GaleraFlowControlHigh", (n - 1) * STEP, [{"cluster": "lab-galera"}]),
         firing("GaleraRecoveryUsedSST", 250, None),
         firing("GaleraRecoveryUsedSST", 400, [n3]),
         firing("GaleraRecoveryUsedSST", 950, None),  # more than 10 minutes after
@@ -807,16 +787,22 @@ def test_galera_quorum_queues_certification_connections_gcache(tmp_path) -> None
 
 
 def test_stack_watchdog_rule_errors_and_loadgen_down(tmp_path) -> None:
-    n = 120
+    """A rule that fails on every evaluation from step 60 (its error counter climbs) fires
+    after 5 minutes; one that failed once does not (review oncall-2 N14: `for: 5m`, as
+    VictoriaMetrics' own alerts-vmalert.yml)."""
+    n = 200
     vma = {"job": "vmalert", "instance": "127.0.0.1:3"}
     series = [const("vmalert_alerting_rules_errors_total",
                     {**vma, "alertname": "X", "group": "g", "file": "f", "id": "1"},
-                    [0] * 60 + [1] * (n - 60)),
+                    [0] * 60 + [k + 1 for k in range(n - 60)]),
+              const("vmalert_recording_rules_errors_total",
+                    {**vma, "recording": "r", "group": "once", "file": "f", "id": "2"},
+                    [0] * 20 + [1] * (n - 20)),
               const("up", LOADGEN, [1] * 10 + [0] * (n - 10))]
     promtool_test(tmp_path, series, [
         firing("ClusterscopeWatchdog", STEP, [{}]),
-        firing("ClusterscopeRuleErrors", 50 * STEP, None),
-        firing("ClusterscopeRuleErrors", 62 * STEP, [{**vma, "group": "g", "file": "f"}]),
+        firing("ClusterscopeRuleErrors", 62 * STEP, None),
+        firing("ClusterscopeRuleErrors", (60 + 64) * STEP, [{**vma, "group": "g", "file": "f"}]),
         firing("LoadgenDown", (n - 1) * STEP, [LOADGEN]),
     ])
 

@@ -7,6 +7,7 @@ from galera_tracker.state import STATES
 from grafana_foundation_sdk.builders import dashboard as dash
 
 from clusterscope.dashboards import kit
+from clusterscope.dashboards.host import host_row
 from clusterscope.dashboards.logs import galera_annotations
 from clusterscope.dashboards.uids import EXPERIMENTS, GALERA, LOGS, NDB_OVERVIEW
 from clusterscope.rules.config import shared
@@ -160,5 +161,6 @@ def galera() -> dash.Dashboard:
         " running recovery shows how long it has taken so far).", "s",
         kit.q(f"time() - galera_state_last_change_timestamp_seconds{{{CN}}}", "{{node}}"),
         w=12))
+    host_row(d, CN, "{{node}}")
     return d
 

@@ -11,6 +11,7 @@ from grafana_foundation_sdk.builders import dashboard as dash
 from ndbinfo_exporter.schema import RESTART_COMPLETED, RESTART_FAILURE, RESTART_STATUS
 
 from clusterscope.dashboards import kit
+from clusterscope.dashboards.host import host_row
 from clusterscope.dashboards.logs import ndb_annotations
 from clusterscope.dashboards.uids import (
     GALERA,
@@ -87,10 +88,12 @@ def overview() -> dash.Dashboard:
         "short",
         kit.q(f'sum(ndb_node_status{{{C}, status="STARTED"}}) or on() vector(0)', "started"),
         kit.q(f"count(ndb_data_node_running{{{C}}})", "configured"), neutral=True))
+    # a node in failure handling (2-3) is down, not restarting (review oncall-2 N19)
     d.with_panel(kit.stat_panel(
         "Restarts in progress", "Data nodes whose restart_info row is a restart under way"
-        " (node_restart_status_int 2-18, 20-23; 19 and 24 are completed).", "short",
-        kit.q(f"count({restart_in_progress(f'ndb_restart_status{{{C}}}')})"
+        " (node_restart_status_int 4-18, 20-23; 2-3 is a node down, 19 and 24 completed).",
+        "short",
+        kit.q(f"count({restart_in_progress(f'ndb_restart_status{{{C}}}', failure=False)})"
               f" or vector(0) * max(ndb_up{{{C}}})")))
     d.with_panel(kit.stat_panel(
         "Arbitrator", "Whether every data node is connected to its arbitrator"
@@ -106,12 +109,18 @@ def overview() -> dash.Dashboard:
         f'{k} * sum by (node_id) (ndb_node_status{{{C}, {N}, status=~"{pattern}"}})'
         for k, pattern in ((1, "STARTED"), (2, "STARTING"), (3, "STOPPING.*|SINGLEUSER"),
                            (4, "NOTHING|CMVMI")))
-    # a configured node that does not run has no nodes row: drawn DOWN, not as a gap
-    states = (f"({states}) or on(node_id) (sum by (node_id)"
-              f" (ndb_data_node_running{{{C}, {N}}} == 0) * 0 + 4)")
+    # a configured node without a nodes row: STARTING when restart_info shows a restart of
+    # it (before start phase 9 a restarting node has no row: review oncall-2 N1), else DOWN
+    absent = f"sum by (node_id) (ndb_data_node_running{{{C}, {N}}} == 0) * 0"
+    restarting = restart_in_progress(f"max by (node_id) (ndb_restart_status{{{C}, {N}}})",
+                                     failure=False)
+    states = (f"({states}) or on(node_id) ({absent} + 2 and on(node_id) ({restarting}))"
+              f" or on(node_id) ({absent} + 4)")
     d.with_panel(kit.state_panel(
         "Node status", "ndb_node_status: the current status of each data node (from"
-        " ndbinfo.nodes); DOWN: configured (config_nodes) but not running.",
+        " ndbinfo.nodes); STARTING also for a node without a nodes row whose restart"
+        " restart_info shows (it has no row before start phase 9); DOWN: configured"
+        " (config_nodes), not running, not restarting.",
         kit.q(states, "node {{node_id}}"),
         mappings={"0": ("UNKNOWN", "purple"), "1": ("STARTED", "green"),
                   "2": ("STARTING", "yellow"), "3": ("STOPPING", "orange"),
@@ -133,9 +142,10 @@ def overview() -> dash.Dashboard:
         "short", kit.q(f"ndb_node_start_phase{{{C}, {N}}}", "node {{node_id}}")))
     d.with_panel(kit.ts(
         "Restart status (in progress)", "ndb_restart_status while a restart runs: the data"
-        " node kernel's restart state (2-3 failure handling, 4-18 the master's view of the"
-        " phases, 20-23 after a master takeover).", "short",
-        kit.q(restart_in_progress(f"ndb_restart_status{{{C}, {N}}}"), "node {{node_id}}")))
+        " node kernel's restart state (4-18 the master's view of the phases, 20-23 after a"
+        " master takeover; 2-3, failure handling, is a node down).", "short",
+        kit.q(restart_in_progress(f"ndb_restart_status{{{C}, {N}}}", failure=False),
+              "node {{node_id}}")))
 
     d.with_row(dash.Row("Local checkpoints"))
     d.with_panel(kit.ts(
@@ -231,17 +241,21 @@ def data_node() -> dash.Dashboard:
         CFG["ldm_cpu_percent_max"]))
 
     d.with_row(dash.Row("CPU per thread"))
+    # the quantity NdbLdmCpuSaturated judges (the thread's work, without spinning), so the
+    # line drawn is the alert's (review oncall-2 N19); the OS view is per thread type
     cpu = (kit.ts(
-        "CPU per thread", "OS user+system CPU percent per block thread (cpustat joined to"
-        " threads); LDM threads drawn thick in red.", "percent",
-        kit.q(f"sum by (thread_name, thr_no) ({thread_cpu_percent(C, N1)})",
+        "CPU per thread", f"CPU percent of each block thread's work ({CFG['ldm_cpu_modes']}"
+        " from cpustat, joined to threads: what NdbLdmCpuSaturated averages for the LDM"
+        " threads; spinning left out); LDM threads drawn thick in red.", "percent",
+        kit.q(f"sum by (thread_name, thr_no)"
+              f" ({thread_cpu_percent(C, N1, modes=CFG['ldm_cpu_modes'])})",
               "{{thread_name}} {{thr_no}}"), w=12, h=9))
     cpu = kit.alert_threshold(cpu.override_by_regexp("ldm .*", kit.highlight("red")),
                               CFG["ldm_cpu_percent_max"])
     d.with_panel(cpu)
     d.with_panel(kit.ts(
-        "CPU by thread type", "CPU percent summed per thread type (ldm, tc, recv, send,"
-        " main, rep, ...).", "percent",
+        "CPU by thread type", "OS user+system CPU percent (spinning included) summed per"
+        " thread type (ldm, tc, recv, send, main, rep, ...).", "percent",
         kit.q(f"sum by (thread_name) ({thread_cpu_percent(C, N1)})", "{{thread_name}}"),
         w=12, h=9, stack=True))
     d.with_panel(kit.heatmap_panel(
@@ -344,6 +358,8 @@ def data_node() -> dash.Dashboard:
               "new overloads {{remote_node_id}}"),
         kit.q(f"increase(ndb_transporter_slowdowns_total{{{C}, {N1}}}[$__rate_interval])",
               "new slowdowns {{remote_node_id}}"), w=12))
+    # every host of the cluster: a data node id is not a host, the description's nodes are
+    host_row(d, C, "{{node}}")
     return d
 
 

@@ -7,8 +7,11 @@ nothing under compose/config/ is written by hand:
   select on them). The clusters' targets and labels come from the inventory's HTTP service
   discovery (the user's clusters/clusterscope.yml), so this file is the same for every
   deployment.
-- alertmanager.yml: the lab's route (grouping, waits) with a webhook receiver whose URL is
-  read from a Compose secret (never in a committed file).
+
+Alertmanager's configuration is not a file here: its receivers are the user's (the
+description's `alerting:` section), so the inventory renders it at run time into a volume
+Alertmanager reads (clusterscope_inventory.alerting, the code the lab's inventory runs)
+and reloads Alertmanager when the description changes.
 
 The log shipper's configuration is not a file here: it follows the user's description
 (clusterscope.yml), so the inventory service renders it (/config/otelcol.yaml, from
@@ -29,7 +32,6 @@ import yaml
 from clusterscope import paths
 from clusterscope.deploy import dockerfile_lint, scrape
 from clusterscope.paths import REPO
-from clusterscope.rules import alertmanager
 
 OUT = REPO / "compose" / "config"
 
@@ -106,13 +108,6 @@ def scale_scrape_config() -> dict:
     return {**cfg, "scrape_configs": jobs}
 
 
-def alertmanager_config() -> dict:
-    """The lab's route; the receiver's URL comes from the alertmanager_webhook_url secret."""
-    return alertmanager.route_to(
-        {"url_file": "/run/secrets/alertmanager_webhook_url", "send_resolved": True},
-        # the lab waits seconds so its tests see notifications at once; on call, a minute
-        # of grouping avoids one page per node during a rolling restart
-        group_wait="30s", group_interval="5m")
 
 
 class _NoAliases(yaml.SafeDumper):
@@ -127,7 +122,6 @@ def files() -> dict[Path, str]:
     return {
         OUT / "scrape.yml": dump(scrape_config()),
         OUT / "scrape-scale.yml": dump(scale_scrape_config()),
-        OUT / "alertmanager.yml": dump(alertmanager_config()),
     }
 
 

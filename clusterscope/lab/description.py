@@ -7,6 +7,12 @@ the expected sizes do not shrink with it. Everything the deployment derives from
 description (scrape targets, the exporters' targets, the tracker's logs, log shipping,
 expected sizes) the lab derives from this file the same way.
 
+Alerting: the lab's webhook receiver (clusterscope/lab/webhook.py) stands in for every
+integration, one path per receiver (critical, default for warnings, info, and the
+Watchdog's heartbeat), its URLs in secret files as a deployment keeps them
+(<lab>/monitoring/alerting/), so the lab's Alertmanager configuration is rendered from this
+file by the inventory exactly as compose's is.
+
 Credentials: the lab's Galera nodes log in with `[client]` of the exporters' option file,
 except node2, which has an account and password of its own (`[client.node2]`), so the lab
 always runs the per-node credentials path; the NDB SQL nodes use `[client.ndb]`.
@@ -59,17 +65,58 @@ def ndb_sql_nodes(lab: Lab) -> list[int]:
     return list(range(1, int(lab.settings("ndb").get("sql_nodes", 2)) + 1))
 
 
+ALERTING_DIR = ("monitoring", "alerting")
+# receiver -> the webhook's path (what `lab monitoring alerts` and the tests read)
+LAB_RECEIVERS = {"critical": "critical", "default": "alerts", "info": "info"}
+
+
+def alerting_dir(lab: Lab) -> Path:
+    return lab.path(*ALERTING_DIR)
+
+
+def _alerting(lab: Lab) -> dict:
+    """Every severity to its own path of the lab's webhook; the URLs in files."""
+    base = f"http://127.0.0.1:{lab.port('webhook')}"
+    secrets = alerting_dir(lab)
+    for name, path in [*LAB_RECEIVERS.items(), ("heartbeat", "heartbeat")]:
+        f = secrets / f"{name}_url"
+        text = f"{base}/{path}\n"
+        if not f.exists() or f.read_text() != text:
+            f.write_text(text)
+    return {"critical": "critical", "warning": "default", "info": "info",
+            "heartbeat": {"url_file": "heartbeat_url"},
+            "receivers": {name: {"webhook": {"url_file": f"{name}_url",
+                                             "send_resolved": True}}
+                          for name in LAB_RECEIVERS}}
+
+
+def ndb_data_nodes(lab: Lab) -> list[int]:
+    """The simulated cluster's data node ids (its scenario's)."""
+    from clusterscope.ndbsim import scenario as scenarios
+
+    path = lab.settings("ndb").get("scenario_path")
+    try:
+        return list(scenarios.load(path).data_nodes) if path else []
+    except (OSError, ValueError):
+        return []
+
+
 def build(lab: Lab) -> dict:
-    """The description as data, for the parts the lab has brought up."""
+    """The description as data, for the parts the lab has brought up. Every node lives on
+    this one host, so every node names the lab's one node_exporter."""
     from clusterscope.lab import galera_nodes as gn
     from clusterscope.lab import ndb
 
+    host = f"127.0.0.1:{lab.port('node-exporter')}"
     clusters: list[dict] = []
     if lab.settings("ndb"):
-        nodes = [{"name": f"sql{i}", "address": f"127.0.0.1:{lab.port(ndb.sql_service(i))}"}
+        nodes = [{"name": f"sql{i}", "address": f"127.0.0.1:{lab.port(ndb.sql_service(i))}",
+                  "node_exporter": host}
                  for i in ndb_sql_nodes(lab)]
         nodes.append({"name": "mgmd", "role": "mgmd",
                       "log": str(lab.path("ndb") / "cluster.log")})
+        nodes += [{"name": f"data{i}", "role": "data", "node_exporter": host}
+                  for i in ndb_data_nodes(lab)]
         clusters.append({"name": NDB_CLUSTER, "kind": "ndb", "simulated": True,
                          "credentials": NDB_CREDENTIALS, "log_timezone": machine_timezone(),
                          "nodes": nodes})
@@ -77,7 +124,7 @@ def build(lab: Lab) -> dict:
         nodes = []
         for n in galera_nodes(lab):
             node = {"name": f"node{n}", "address": f"127.0.0.1:{lab.port(gn.node_name(n))}",
-                    "log": str(gn.error_log(lab, n))}
+                    "log": str(gn.error_log(lab, n)), "node_exporter": host}
             if n == 2:
                 node["credentials"] = NODE2_CREDENTIALS
             nodes.append(node)
@@ -86,7 +133,7 @@ def build(lab: Lab) -> dict:
         clusters.append({"name": GALERA_CLUSTER, "kind": "galera",
                          "credentials": GALERA_CREDENTIALS, "log_timezone": machine_timezone(),
                          "nodes": nodes})
-    return {"clusters": clusters}
+    return {"clusters": clusters, "alerting": _alerting(lab)}
 
 
 def write(lab: Lab) -> Description:

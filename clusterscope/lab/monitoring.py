@@ -7,8 +7,10 @@ logs (VictoriaLogs, the OpenTelemetry Collector, a second vmalert for the log ru
 - vmalert evaluates the rules generated from rules/config.yaml (with LAB_RULE_OVERRIDES)
   every 5 s, writes recording rules and
   alert state back to VM (remote write) and restores alert state from it (remote read).
-- Alertmanager routes everything to the local webhook receiver, which appends each
-  notification to `<lab>/monitoring/notifications.jsonl` (what tests and the demo read).
+- Alertmanager routes every severity to its own path of the local webhook receiver, which
+  appends each notification to `<lab>/monitoring/notifications.jsonl` (what tests and the
+  demo read). Its configuration is rendered by the inventory from the lab description's
+  `alerting:` section (clusterscope/lab/description.py), as in compose.
 - The logs: clusterscope.lab.logs; `vmalert-logs` evaluates the LogsQL rules (rules/vlogs/,
   `type: vlogs` groups) against VictoriaLogs, with the same remote write, remote read and
   Alertmanager as vmalert (one vmalert has one datasource).
@@ -37,19 +39,25 @@ from clusterscope.lab import description, exporters, logs
 from clusterscope.lab.core import Lab, LabError, Service, lab_dir_from_env, open_lab, wait_http
 from clusterscope.lab.webhook import read_notifications
 from clusterscope.paths import REPO
-from clusterscope.rules import alertmanager
 
 NAME = "monitoring"
 HELP = ("VictoriaMetrics scraping the lab, vmalert with rules/, Alertmanager -> webhook,"
         " VictoriaLogs with the OpenTelemetry Collector")
 VM, VMALERT, AM, WEBHOOK = "victoria-metrics", "vmalert", "alertmanager", "webhook"
+NODE_EXPORTER = "node-exporter"
+# Debian's prometheus-node-exporter (make setup installs it); the collectors the host
+# rules and panels read, not every default one (the lab shares a small machine)
+NODE_EXPORTER_BIN = "/usr/bin/prometheus-node-exporter"
+NODE_COLLECTORS = ("filesystem", "meminfo", "cpu", "loadavg", "vmstat", "diskstats")
 VMALERT_LOGS = "vmalert-logs"
 INVENTORY = "inventory"
 EVAL_INTERVAL = "5s"
 # The lab's vmalert runs the rules generated from rules/config.yaml with one change: the
 # simulator plays restarts --time-scale times faster, so completions minutes apart in
 # cluster time come seconds apart here, and the event window shrinks to match.
-LAB_RULE_OVERRIDES = {"ndb": {"restart_event_window": "20s"}}
+# The host alerts' waits shrink too, so a filled test filesystem alerts within a minute.
+LAB_RULE_OVERRIDES = {"ndb": {"restart_event_window": "20s"},
+                      "host": {"filesystem_filling_for": "20s", "filesystem_full_for": "20s"}}
 
 
 def write_rules(lab: Lab) -> str:
@@ -144,13 +152,8 @@ def write_scrape_config(lab: Lab) -> Path:
     return path
 
 
-def alertmanager_config(lab: Lab) -> dict:
-    # short waits: the lab and its tests want notifications within seconds
-    # critical alerts and the Watchdog's heartbeat arrive on their own paths
-    def hook(path: str) -> dict:
-        return {"url": f"{_url(lab, WEBHOOK)}/{path}", "send_resolved": True}
-    return alertmanager.route_to(hook("alerts"), group_wait="1s", group_interval="5s",
-                                 critical=hook("critical"), heartbeat=hook("heartbeat"))
+def alertmanager_config_file(lab: Lab) -> Path:
+    return lab.path("monitoring") / "alertmanager.yml"
 
 
 # -- up/down ---------------------------------------------------------------------------------
@@ -168,14 +171,20 @@ def _binary(name: str) -> str:
 
 
 def start_inventory(lab: Lab) -> None:
-    """The description as service discovery and metrics, as compose runs it."""
+    """The description as service discovery and metrics, and Alertmanager's configuration
+    from its `alerting:` section, as compose runs it (short waits: the lab and its tests
+    want notifications within seconds)."""
     description.write(lab)
     port = lab.port(INVENTORY)
     lab.spawn(INVENTORY, NAME, "clusterscope inventory: the description as HTTP service"
-              " discovery and metrics",
+              " discovery and metrics, and Alertmanager's configuration",
               [sys.executable, "-m", "clusterscope_inventory",
                "--config.file", str(description.path(lab)),
-               "--web.listen-address", f"127.0.0.1:{port}"],
+               "--web.listen-address", f"127.0.0.1:{port}",
+               "--alertmanager.config-file", str(alertmanager_config_file(lab)),
+               "--alertmanager.secrets-dir", str(description.alerting_dir(lab)),
+               "--alertmanager.url", _url(lab, AM),
+               "--alertmanager.group-wait", "1s", "--alertmanager.group-interval", "5s"],
               port=port,
               extra={"url": _url(lab, INVENTORY),
                      "scrape": {"job": contract.INVENTORY_JOB, "path": "/metrics",
@@ -183,9 +192,25 @@ def start_inventory(lab: Lab) -> None:
               wait_ready=_ready(lab, INVENTORY, f"{_url(lab, INVENTORY)}/-/ready"))
 
 
+def start_node_exporter(lab: Lab) -> None:
+    """The lab's one host: every node of the description names it (`node_exporter:`) and
+    VictoriaMetrics takes it from the inventory's /sd/node, as in compose."""
+    if not Path(NODE_EXPORTER_BIN).exists():
+        raise LabError(f"monitoring: {NODE_EXPORTER_BIN} is missing: `apt-get install"
+                       " prometheus-node-exporter` (make setup installs it)")
+    port = lab.port(NODE_EXPORTER)
+    lab.spawn(NODE_EXPORTER, NAME, "node_exporter: the lab host's disks, memory and CPU",
+              [NODE_EXPORTER_BIN, f"--web.listen-address=127.0.0.1:{port}",
+               "--collector.disable-defaults",
+               *[f"--collector.{c}" for c in NODE_COLLECTORS]],
+              port=port, extra={"url": f"http://127.0.0.1:{port}"},
+              wait_ready=_ready(lab, NODE_EXPORTER, f"http://127.0.0.1:{port}/metrics"))
+
+
 def up(lab: Lab, args: argparse.Namespace) -> None:
     home = lab.path("monitoring")
     retention = getattr(args, "retention", None) or "30d"
+    start_node_exporter(lab)
     start_inventory(lab)
     scrape = write_scrape_config(lab)
     vm_port = lab.port(VM)
@@ -213,8 +238,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
               wait_ready=_ready(lab, WEBHOOK, f"{_url(lab, WEBHOOK)}/"))
 
     am_port = lab.port(AM)
-    am_cfg = home / "alertmanager.yml"
-    am_cfg.write_text(yaml.safe_dump(alertmanager_config(lab), sort_keys=False))
+    am_cfg = alertmanager_config_file(lab)  # written by the inventory
     lab.spawn(AM, NAME, "Alertmanager routing every alert to the webhook receiver",
               [_binary("alertmanager"), f"--config.file={am_cfg}",
                f"--storage.path={home / 'alertmanager-data'}",

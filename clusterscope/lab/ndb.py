@@ -219,6 +219,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sn.add_argument("--wait", action="store_true", help="return when the restart completed")
     sn.set_defaults(func=cmd_start_node)
 
+    for cmd, helptext in (("stop-all", "stop every data node (`ALL STOP`): the SQL nodes stay"
+                                        " up but lose the cluster"),
+                          ("start-all", "start every data node again (a system restart)")):
+        a = nsub.add_parser(cmd, help=helptext)
+        a.set_defaults(func=cmd_all, action=cmd)
+
     for cmd, helptext in (("kill-sql", "SIGKILL an SQL node (the others go on serving"
                                         " ndbinfo)"),
                           ("start-sql", "start an SQL node again")):
@@ -327,6 +333,15 @@ def cmd_start_node(args: argparse.Namespace) -> int:
                                    res["planned_wall_secs"] * 3 + 60)
         print(f"restart {res['restart_id']} completed: total_restart_secs"
               f" {rec['total_restart_secs']}")
+    return 0
+
+
+@_command
+def cmd_all(args: argparse.Namespace) -> int:
+    _, sock = _open(args)
+    res = control.send(sock, {"cmd": args.action})
+    print("every data node stopped: the SQL nodes answer without the cluster"
+          if res["cluster_down"] else "every data node started")
     return 0
 
 

@@ -37,6 +37,8 @@ OFFSETS: dict[str, int] = {
     "vmalert-logs": 49,     # vmalert evaluating the log rules against VictoriaLogs
     # a Prometheus scraping the lab as a user's own would (dashboards verify --vm)
     "prometheus": 50,
+    # node_exporter (Debian's prometheus-node-exporter): the lab's one host
+    "node-exporter": 51,
     # A VictoriaMetrics the tests fill with known series (independent of the lab's)
     "scratch-vm": 98,
     # A VictoriaLogs and a collector the tests ship recorded logs through (and the bench)

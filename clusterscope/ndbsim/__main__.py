@@ -57,6 +57,10 @@ class Runner:
             self.store.record_restart(run.id, run.node, run.profile, run.initial,
                                       run.time_scale, run.planned_total())
             return {"restart_id": run.id, "node": run.node}
+        if kind in ("stop-all", "start-all"):
+            m.stop_all() if kind == "stop-all" else m.start_all()
+            self.store.apply_views(m.faults.offline, self.broken())
+            return {"cluster_down": m.cluster_down}
         if kind == "start-node":
             run = m.start_node(int(cmd["node"]), float(cmd.get("time_scale") or 1))
             return {"restart_id": run.id, "node": run.node,
@@ -69,12 +73,23 @@ class Runner:
             m.version = self.data_version
             self.store.version = self.version
             self.store.data_version = self.data_version
-            self.store.ensure_schema(m.faults.offline, m.faults.view_error)
+            self.store.ensure_schema(m.faults.offline, self.broken())
             self.store.set_null_columns(m.faults.null_columns)
             unserved, columns = self.store.not_served()
             return {"version": self.version, "data_version": self.data_version,
                     "not_served": sorted(unserved), "columns_not_served": columns}
         raise ValueError(f"unknown command {kind!r}")
+
+    def broken(self) -> set[str]:
+        """Views whose scans fail: the view-error fault's, or all of them while every data
+        node is stopped. An SQL node that lost the cluster answers a scan with an error,
+        not rows (mysql/mysql-server storage/ndb/plugin/ha_ndbinfo.cc: 8.0 opens the table
+        OFFLINE_DISCONNECTED and rnd_init returns HA_ERR_NO_CONNECTION; 7.x open() fails
+        with err2mysql(ERR_ClusterFailure)), the same error as the view-error fault."""
+        if self.model.cluster_down:
+            from ndbinfo_exporter import schema
+            return {v.name for v in schema.views_for(self.version)}
+        return self.model.faults.view_error
 
     def fault(self, cmd: dict) -> dict:
         f = self.model.faults
@@ -115,14 +130,14 @@ class Runner:
             from ndbinfo_exporter import schema
             view = schema.view(cmd["view"]).name
             (f.view_error.add if on else f.view_error.discard)(view)
-            self.store.apply_views(f.offline, f.view_error)
+            self.store.apply_views(f.offline, self.broken())
         elif name == "ndbinfo-offline":
             f.offline = on
-            self.store.apply_views(f.offline, f.view_error)
+            self.store.apply_views(f.offline, self.broken())
         elif name == "clear":
             self.model.faults = type(f)()
             self.store.set_null_columns({})
-            self.store.apply_views(False, set())
+            self.store.apply_views(False, self.broken())
         else:
             raise ValueError(f"unknown fault {name!r}")
         return {"faults": self.model.faults.as_dict()}
@@ -184,7 +199,7 @@ class Runner:
             # a mirror that missed rows (it was away) gets every table again
             whole = full or mirror.store is None or mirror.dirty
             mirror.write(self.store, self.model.tables(full=True) if whole and not full
-                         else tables, f.offline, f.view_error, f.null_columns)
+                         else tables, f.offline, self.broken(), f.null_columns)
         if full:
             last_full = now
         self.flush_events(full)

@@ -30,7 +30,7 @@ PHASE_LOG = {5: ["Start phase 0 completed (node restart)",
              18: [f"Start phase {p} completed (node restart)" for p in (6, 7, 8, 9)]}
 NODE_FAILED, NODE_FAILURE_COMPLETED, ALLOCATED_NODE_ID = 2, 3, 4
 COPY_DICT, INCLUDE_NODE, LOCAL_RECOVERY = 10, 11, (12, 13, 14, 15)
-COPY_FRAGMENTS, WAIT_LCP = 16, 17
+COPY_FRAGMENTS, WAIT_LCP, WAIT_SUMA_HANDOVER = 16, 17, 18
 LCP_GAP_SECS = 5.0  # cluster seconds between two LCPs
 
 
@@ -171,6 +171,7 @@ class Model:
         self.status_events: list[tuple[int, int, int, float]] = []  # id, node, status, ctime
         self.completed: list[tuple[int, int, int]] = []  # restart id, node, total secs
         self.membership_changed = True
+        self.cluster_down = False  # stop_all(): every data node down, SQL nodes disconnected
         self.rates: dict[int, dict[str, float]] = {}
         for node in self.nodes.values():
             node.redo_used = sc.redo_log_parts * sc.redo_part_bytes * 0.05
@@ -212,8 +213,26 @@ class Model:
         return 0
 
     def live(self) -> list[Node]:
-        """Data nodes whose process runs (they appear in ndbinfo)."""
+        """Data nodes whose process runs (its peers are connected to it)."""
         return [n for n in self.nodes.values() if n.state != "down"]
+
+    def visible(self) -> list[Node]:
+        """Data nodes whose own rows an SQL node reads in ndbinfo: started ones, and a
+        restarting one only once it passed start phase 9.
+
+        An ndbinfo scan visits only the data nodes the SQL node is connected to and
+        API_REGCONFed with (mysql/mysql-server storage/ndb/src/ndbapi/
+        NdbInfoScanOperation.cpp, find_next_node -> SignalSender::find_confirmed_node), and
+        each node reports its own rows (storage/ndb/src/kernel/blocks/cmvmi/Cmvmi.cpp,
+        NODES_TABLEID writes getOwnNodeId()). A starting node opens itself to API nodes in
+        start phase 9 (storage/ndb/src/kernel/blocks/qmgr/QmgrMain.cpp, execSTTOR case 9:
+        "Enable communication to all API nodes"), after the local recovery, the fragment
+        copy and the LCP wait of phases 4-5 (restart_info states 4-17) and before the
+        subscription handover of phase 101 (state 18; NDB Internals Guide, "STTOR Phase
+        101"). Until then it is as absent from ndbinfo as a dead node; only the master's
+        restart_info row tells that it is restarting."""
+        return [n for n in self.nodes.values() if n.state == "up" or (
+            n.state == "starting" and (n.restart_status or 0) >= WAIT_SUMA_HANDOVER)]
 
     def serving(self) -> list[Node]:
         return [n for n in self.nodes.values() if n.state == "up"]
@@ -242,6 +261,8 @@ class Model:
     # -- control -----------------------------------------------------------------------
     def start_restart(self, node_id: int, profile: str | None = None, initial: bool = False,
                       time_scale: float = 1.0, stop: bool = False) -> RestartRun:
+        if self.cluster_down:
+            raise ValueError("every data node is stopped: start-all first")
         if node_id not in self.nodes:
             raise ValueError(f"node {node_id} is not a data node of this cluster"
                              f" (data nodes: {', '.join(map(str, self.nodes))})")
@@ -275,6 +296,39 @@ class Model:
         """`N STOP`: the node goes down and stays down (failure handling runs, then the
         master waits at NODE_FAILURE_COMPLETED) until start_node()."""
         return self.start_restart(node_id, time_scale=1.0, stop=True)
+
+    def stop_all(self) -> None:
+        """`ALL STOP`: every data node shuts down; the SQL nodes stay up but lose the
+        cluster (the store answers their ndbinfo queries as a disconnected SQL node does).
+        Restarts under way end with it."""
+        if self.cluster_down:
+            raise ValueError("the cluster is already stopped")
+        self.restarts.clear()
+        for node in self.nodes.values():
+            node.state = "down"
+            node.restart_status = None
+            self.emit(node.id, "Node shutdown initiated")
+            self.emit(node.id, "Node shutdown completed.")
+        self.cluster_down = True
+        self.membership_changed = True
+        self.lcp_running = False
+
+    def start_all(self) -> None:
+        """Start every data node again (a system restart): the nodes come back started,
+        with fresh processes, and the SQL nodes reconnect."""
+        if not self.cluster_down:
+            raise ValueError("the cluster is not stopped (stop-all first)")
+        for node in self.nodes.values():
+            self.emit(node.id, f"Start initiated (version {self.release()})")
+            self._fresh_process(node, self.ctime)
+            node.state = "up"
+        for node in self.nodes.values():
+            self._fresh_transporters(node)
+            self.emit(node.id, "Start phase 101 completed (system restart)")
+            self.emit(node.id, f"Started (version {self.release()})")
+        self.cluster_down = False
+        self.membership_changed = True
+        self.lcp_next_start = self.ctime + LCP_GAP_SECS
 
     def start_node(self, node_id: int, time_scale: float = 1.0) -> RestartRun:
         run = self.restarts.get(node_id)
@@ -319,6 +373,8 @@ class Model:
             for mgm in self.sc.mgm_nodes:
                 self.emit(mgm, f"Node {run.node} Connected")
             self.emit(run.node, f"Start initiated (version {self.release()})")
+        elif st == WAIT_SUMA_HANDOVER:
+            self.membership_changed = True  # past start phase 9: its rows appear (visible())
         elif st == INCLUDE_NODE:
             self.emit(m, "Node restart completed copy of dictionary information")
         elif st == WAIT_LCP:
@@ -653,4 +709,5 @@ class Model:
                           "planned_total_secs": r.planned_total()}
                          for r in self.restarts.values()],
             "faults": self.faults.as_dict(),
+            "cluster_down": self.cluster_down,
         }

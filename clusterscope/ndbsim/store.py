@@ -126,10 +126,22 @@ class Store:
                       else f"{DB}.{NOT_SERVED_FUNCTION}() = 0")
         with self.cur() as cur:
             for v in schema.views_for(self.version):
-                where = (f"{DB}.{SCAN_ERROR_FUNCTION}() = 0" if v.name in broken
-                         else OFFLINE_WHERE if offline
+                if v.name in broken:
+                    cur.execute(self._scan_error_view(v))
+                    continue
+                where = (OFFLINE_WHERE if offline
                          else skew_where if v.name in unserved else "")
                 cur.execute(ddl.create_view_sql(v, self.version, DB, where))
+
+    def _scan_error_view(self, v: schema.View) -> str:
+        """A view whose every scan fails with the scan error, also when its base table is
+        empty (a condition on the rows is never evaluated without rows): its rows plus one
+        row from DUAL whose condition raises."""
+        rows = ddl.select_sql(v, self.version, DB, f"{DB}.{SCAN_ERROR_FUNCTION}() = 0")
+        nulls = ", ".join(f"NULL AS `{c.name}`" for c in v.columns_for(self.version))
+        return (f"CREATE OR REPLACE DEFINER=`root`@`localhost` SQL SECURITY INVOKER VIEW"
+                f" `{DB}`.`{v.name}` AS SELECT * FROM ({rows}) AS r UNION ALL SELECT {nulls}"
+                f" FROM DUAL WHERE {DB}.{SCAN_ERROR_FUNCTION}() = 0")
 
     # -- rows --------------------------------------------------------------------------
     def write(self, tables: dict[str, tuple[list[str], list[tuple]]]) -> int:

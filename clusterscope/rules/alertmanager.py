@@ -1,59 +1,20 @@
-"""Alertmanager's routing and inhibition for the rules' alerts: the lab's and the Compose
-deployment's configuration are both built here.
+"""Alertmanager's routing, inhibition and receivers for the rules' alerts.
+
+They are built by the product (clusterscope_inventory.alerting) from the `alerting:`
+section of the deployment's description: the inventory renders alertmanager.yml at run
+time, in compose as in the lab, so a user's receivers never pass through a committed file.
+This module is the toolkit's handle on it (tests, checks).
 
 Routing: the Watchdog to the heartbeat receiver (repeated every minute: its absence is the
-signal); restart alerts grouped per cluster (a regression after an upgrade reaches every node
-of the rolling restart: one notification, not one per node); critical alerts to their own
-receiver; the rest grouped per alert and node.
+signal); critical alerts to the critical receiver, info alerts to the info one (or nobody),
+the rest to the warning receiver; one notification per alert and cluster.
 
-Inhibition: a cause silences the symptoms it explains (kubernetes-mixin practice).
+Inhibition: a cause silences the symptoms it explains (kubernetes-mixin practice), never a
+symptom more severe than itself.
 """
 
 from __future__ import annotations
 
-# (source alert, target alertname regex, labels both must share)
-INHIBIT = [
-    # the exporter or its SQL node is down: every other NDB alert of that cluster is noise
-    ("NdbExporterDown", "Ndb.+", ["cluster"]),
-    # a dead data node: its own derived alerts (restart, links, CPU, memory, logs)
-    ("NdbDataNodeDown", "Ndb.+", ["cluster", "node_id"]),
-    # a node that is down explains its own state. Not the smaller cluster: that is the
-    # cluster-level signal (redundancy lost), also for garbd and unmonitored members, and
-    # it goes to a different group (per cluster) than the node's page
-    ("GaleraNodeNotReady", "GaleraNodeOutOfSync|GaleraRecvQueueHigh|GaleraConnectionsHigh",
-     ["cluster", "node"]),
-    # lost quorum explains the rest of that cluster's Galera alerts
-    ("GaleraNonPrimary", "GaleraClusterSizeReduced|GaleraNodeOutOfSync|GaleraFlowControlHigh",
-     ["cluster"]),
-]
+from clusterscope_inventory.alerting import INHIBIT, config, inhibit_rules, render
 
-
-def inhibit_rules() -> list[dict]:
-    return [{"source_matchers": [f'alertname="{src}"'],
-             "target_matchers": [f'alertname=~"{target}"', f'alertname!="{src}"'],
-             "equal": equal} for src, target, equal in INHIBIT]
-
-
-def route_to(webhook: dict, group_wait: str, group_interval: str,
-             critical: dict | None = None, heartbeat: dict | None = None) -> dict:
-    """Every alert to `webhook`; critical ones to `critical` (default: the same endpoint);
-    the Watchdog to `heartbeat` (none: a receiver without endpoints, shown in
-    Alertmanager's UI until one is configured)."""
-    group = {"group_wait": group_wait, "group_interval": group_interval}
-    return {
-        "route": {"receiver": "default",
-                  "group_by": ["alertname", "cluster", "node", "node_id"],
-                  **group, "repeat_interval": "4h",
-                  "routes": [
-                      {"receiver": "heartbeat", "matchers": ['alertname="ClusterscopeWatchdog"'],
-                       "group_wait": "0s", "group_interval": "1m", "repeat_interval": "1m"},
-                      {"receiver": "default", "matchers": ['alertname=~"NdbRestart.+"'],
-                       "group_by": ["alertname", "cluster"], "continue": False},
-                      {"receiver": "critical", "matchers": ['severity="critical"']},
-                  ]},
-        "inhibit_rules": inhibit_rules(),
-        "receivers": [{"name": "default", "webhook_configs": [webhook]},
-                      {"name": "critical", "webhook_configs": [critical or webhook]},
-                      {"name": "heartbeat", **({"webhook_configs": [heartbeat]}
-                                               if heartbeat else {})}],
-    }
+__all__ = ["INHIBIT", "config", "inhibit_rules", "render"]

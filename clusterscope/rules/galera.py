@@ -36,24 +36,44 @@ def groups(c: dict) -> list[Group]:
     recent = g["recovery_recent"]
     inv = c["selectors"]["inventory"]
     size = f"max by (cluster) ({st}_wsrep_cluster_size{{{s}}})"
+    hold = c["blind_spell_hold"]
     # fewer members than the description lists (nodes and garbd: both count in
-    # wsrep_cluster_size), or than the largest size seen lately (a member it does not list)
+    # wsrep_cluster_size); a cluster the description does not list is compared with the
+    # largest size it had lately (Netdata's check), a day by default, since a shorter
+    # history forgets a member lost for good (review oncall-2 N11)
     smaller = [f"({size} < on (cluster) sum by (cluster) (clusterscope_cluster_members"
                f"{{{inv},kind=\"galera\"}}))",
-               f"({size} < max by (cluster) (max_over_time({st}_wsrep_cluster_size{{{s}}}"
-               f"[{g['cluster_size_history']}])))"]
+               f"({size} < on (cluster) max_over_time(cluster:{st}_wsrep_cluster_size:max"
+               f"[{g['cluster_size_history']}])"
+               f" unless on (cluster) clusterscope_cluster_info{{{inv},kind=\"galera\"}})"]
+    recv_queue = (f"avg_over_time({st}_wsrep_local_recv_queue{{{s}}}[{g['recv_queue_avg_over']}])"
+                  f" > {g['recv_queue_max']}")
+    # the cluster's flow-control sender, named in the annotation rather than a label: a
+    # label that changes with the top sender would restart the alert's `for` (review
+    # oncall-2 N6); no sender with a rate (garbd, a node whose exporter is down) says so
+    # (a Go template raw string in backquotes holds the selector's quotes as they are)
+    sender = ("{{ with printf `topk(1, max without (instance, job) (rate("
+              f"{st}_wsrep_flow_control_sent{{{s},cluster=\"%s\"}}[5m])) > 0)` $labels.cluster"
+              " | query }}{{ . | first | label \"node\" }}{{ else }}a member that is not"
+              " monitored (garbd, or a node whose exporter is down){{ end }}")
     grp.alerts += [
+        # mysql_up held over the blind-spell hold: the exporter restarting must not resolve
+        # a node that is down (review oncall-2 N4)
         Alert("GaleraNodeNotReady",
-              f"mysql_up{{{s}}} == 0 or {st}_wsrep_ready{{{s}}} == 0",
+              f"last_over_time(mysql_up{{{s}}}[{hold}]) == 0 or {st}_wsrep_ready{{{s}}} == 0",
               "warning", "Galera node {{ $labels.node }} is down or not ready",
               "mysqld_exporter cannot query node {{ $labels.node }} of {{ $labels.cluster }}"
               " (mysql_up 0: the node is down) or the node refuses queries (wsrep_ready OFF),"
               f" for {g['node_not_ready_for']}.", "galera", g["node_not_ready_for"]),
+        # mysqld_exporter has no last_scrape_error since v0.15.0 (prometheus/mysqld_exporter
+        # commit 6ad9f25); v0.19.0 reports each collector as mysql_exporter_collector_success
+        # {collector="collect.global_status"} (collector/exporter.go). A failing
+        # global_variables silences desync, connection and gcache checks (review oncall-2 N5)
         Alert("GaleraExporterDown",
-              f"up{{{s}}} == 0 or mysql_exporter_last_scrape_error{{{s}}} == 1",
+              f"up{{{s}}} == 0 or mysql_exporter_collector_success{{{s}}} == 0",
               "warning", "mysqld_exporter for {{ $labels.node }} is down or failing",
               "The mysqld_exporter scraped for node {{ $labels.node }} ({{ $labels.instance }})"
-              " does not answer or its last scrape failed, for"
+              " does not answer, or its collector {{ $labels.collector }} fails, for"
               f" {g['exporter_down_for']}: that node's Galera alerts are blind. Not a node"
               " failure by itself.", "galera", g["exporter_down_for"]),
         Alert("GaleraExporterAbsent",
@@ -65,6 +85,18 @@ def groups(c: dict) -> list[Group]:
               f" {g['exporter_down_for']}: the scrape configuration does not take the"
               " inventory's targets, so the node's alerts are blind.", "galera",
               g["exporter_down_for"]),
+        # the whole cluster: no node answers, or none of those that answer is in a Primary
+        # component (mysqld-mixin alerts/general.yaml MySQLDown and PMM mysql_down.yml are
+        # critical; review oncall-2 N3)
+        Alert("GaleraClusterDown",
+              f"max by (cluster) (last_over_time(mysql_up{{{s}}}[{hold}])) == 0"
+              f" or (max by (cluster) ({st}_wsrep_cluster_status{{{s}}}) == 0"
+              f" and on (cluster) max by (cluster) (mysql_up{{{s}}}) == 1)",
+              "critical", "Galera cluster {{ $labels.cluster }} is down",
+              "No node of {{ $labels.cluster }} answers (mysql_up 0 on every node), or none of"
+              " those that answer is in a Primary component, for"
+              f" {g['cluster_down_for']}: the cluster takes no reads or writes.",
+              "galera", g["cluster_down_for"], per_node=False),
         Alert("GaleraNonPrimary",
               f"{st}_wsrep_cluster_status{{{s}}} == 0",
               "critical", "Galera node {{ $labels.node }} is not in the Primary component",
@@ -79,11 +111,11 @@ def groups(c: dict) -> list[Group]:
               f" 2 Donor/Desynced, 3 Joined) for {g['out_of_sync_for']} without being desynced"
               " on purpose (wsrep_desync OFF).", "galera", g["out_of_sync_for"]),
         Alert("GaleraDonorFallingBehind",
-              f"{st}_wsrep_local_state{{{s}}} == 2 and on (instance)"
-              f" {st}_wsrep_local_recv_queue{{{s}}} > {g['recv_queue_max']}",
+              f"{st}_wsrep_local_state{{{s}}} == 2 and on (instance) {recv_queue}",
               "warning", "Galera donor {{ $labels.node }} falls behind",
-              "Node {{ $labels.node }} is a donor (state 2) and its receive queue has held more"
-              f" than {g['recv_queue_max']} write-sets for {g['recv_queue_for']}: it will hold"
+              "Node {{ $labels.node }} is a donor (state 2) and its receive queue has averaged"
+              f" more than {g['recv_queue_max']} write-sets over {g['recv_queue_avg_over']}, for"
+              f" {g['recv_queue_for']}: it will hold"
               " the cluster back (flow control) once the transfer ends.", "galera",
               g["recv_queue_for"]),
         Alert("GaleraClusterSizeReduced", " or ".join(smaller),
@@ -94,24 +126,25 @@ def groups(c: dict) -> list[Group]:
               f" {g['cluster_size_reduced_for']}: a member (node or garbd) left.", "galera",
               g["cluster_size_reduced_for"], per_node=False),
         Alert("GaleraFlowControlHigh",
-              f"(max by (cluster) (rate({st}_wsrep_flow_control_paused_ns{{{s}}}[5m]) / 1e9)"
-              f" > {g['flow_control_paused_max']})"
-              f" + on (cluster) group_left (node) (0 * topk by (cluster) (1, max {WITHOUT}"
-              f" (rate({st}_wsrep_flow_control_sent{{{s}}}[5m]))))",
+              f"max by (cluster) (rate({st}_wsrep_flow_control_paused_ns{{{s}}}[5m]) / 1e9)"
+              f" > {g['flow_control_paused_max']}",
               "warning", "Galera cluster {{ $labels.cluster }} paused by flow control"
               " {{ $value | humanizePercentage }} of the time",
               "Replication in {{ $labels.cluster }} was paused more than"
               f" {g['flow_control_paused_max']:.0%} of the time (every node pauses when one"
-              " sends FC_PAUSE). The node that sent the most pauses is {{ $labels.node }}"
-              " (wsrep_flow_control_sent): it cannot apply fast enough.", "galera",
+              f" sends FC_PAUSE). The node that sent the most pauses lately: {sender}; it"
+              " cannot apply fast enough.", "galera",
               g["flow_control_for"], per_node=False),
+        # a gauge sampled once per scrape: averaged, so one dip does not restart `for`
+        # (review oncall-2 N12)
         Alert("GaleraRecvQueueHigh",
-              f"{st}_wsrep_local_recv_queue{{{s}}} > {g['recv_queue_max']}"
-              f" unless on (instance) {st}_wsrep_local_state{{{s}}} == 2",
-              "warning", "Galera node {{ $labels.node }} receive queue at {{ $value }}",
-              "Node {{ $labels.node }} has held more than"
-              f" {g['recv_queue_max']} write-sets in its receive queue for"
-              f" {g['recv_queue_for']}: it applies slower than the cluster writes and will"
+              f"{recv_queue} unless on (instance) {st}_wsrep_local_state{{{s}}} == 2",
+              "warning", "Galera node {{ $labels.node }} receive queue averages"
+              " {{ $value | printf \"%.0f\" }}",
+              "Node {{ $labels.node }} has averaged more than"
+              f" {g['recv_queue_max']} write-sets in its receive queue (over"
+              f" {g['recv_queue_avg_over']}) for {g['recv_queue_for']}: it applies slower than"
+              " the cluster writes and will"
               " send flow control.", "galera", g["recv_queue_for"]),
         Alert("GaleraCertificationFailures",
               f"max {WITHOUT} (rate({st}_wsrep_local_cert_failures{{{s}}}[5m])"
@@ -123,7 +156,8 @@ def groups(c: dict) -> list[Group]:
               f" second, for {g['cert_failures_for']}: concurrent writes to the same rows on"
               " several nodes.", "galera", g["cert_failures_for"]),
         Alert("GaleraConnectionsHigh",
-              f"max {WITHOUT} ({st}_threads_connected{{{s}}}"
+              # the peak of the window (PMM mysql_too_many_connections.yml: max_over_time)
+              f"max {WITHOUT} (max_over_time({st}_threads_connected{{{s}}}[{g['connections_max_over']}])"
               f" / mysql_global_variables_max_connections{{{s}}}) > {g['connections_used_ratio_max']}",
               "warning", "Galera node {{ $labels.node }} uses {{ $value | humanizePercentage }}"
               " of max_connections",

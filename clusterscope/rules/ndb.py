@@ -30,13 +30,35 @@ from clusterscope.rules.fragments import (
 from clusterscope.rules.model import WITHOUT, Alert, Group, seconds
 
 COMPLETED = "cluster_node:ndb_restart_total_seconds:completed"
-# restart states whose length grows with the data a node holds (restore fragments, undo,
-# REDO, index build, copy/sync, wait for an LCP; 22/23 the same seen by a later master)
-DATA_BOUND_STATES = (12, 13, 14, 15, 16, 17, 22, 23)
+# restart states whose length grows with the data a node holds (wait for the running LCP
+# before the dictionary copy, restore fragments, undo, REDO, index build, copy/sync, wait
+# for an LCP; 22/23 the same seen by a later master). State 9 (WAIT_LCP_TO_COPY_DICT) waits
+# for the LCP under way, which grows with the data (review oncall-2 N15).
+DATA_BOUND_STATES = (9, 12, 13, 14, 15, 16, 17, 22, 23)
 
 
 def groups(c: dict) -> list[Group]:
     return [_restarts(c), _nodes(c), _workload(c)]
+
+
+def data_node_down(c: dict) -> str:
+    """Data nodes that are down: configured but without an ndbinfo.nodes row, and not in a
+    restart. A restarting node has no `nodes` row until its start phase 9 either: an ndbinfo
+    scan reaches only the data nodes the SQL node is connected to and API_REGCONFed with
+    (mysql/mysql-server storage/ndb/src/ndbapi/NdbInfoScanOperation.cpp, find_next_node ->
+    SignalSender::find_confirmed_node), each node writes only its own `nodes` row
+    (storage/ndb/src/kernel/blocks/cmvmi/Cmvmi.cpp, NODES_TABLEID: getOwnNodeId()), and a
+    starting node lets API nodes connect in start phase 9 (storage/ndb/src/kernel/blocks/
+    qmgr/QmgrMain.cpp, execSTTOR case 9 "Enable communication to all API nodes"). Through
+    restore, REDO, index build, copy and the LCP wait it looks exactly like a dead node, so
+    the master's restart_info (states 4-18 and 20-23: a restart under way) tells them apart.
+    Both are read over the blind-spell hold, so an exporter or SQL node restart never
+    resolves the verdict."""
+    s = c["selectors"]["ndb"]
+    hold = c["blind_spell_hold"]
+    status = f"max {WITHOUT} (last_over_time(ndb_restart_status{{{s}}}[{hold}]))"
+    return (f"max {WITHOUT} (last_over_time(ndb_data_node_running{{{s}}}[{hold}])) == 0"
+            f" unless on (cluster, node_id) ({restart_in_progress(status, failure=False)})")
 
 
 def _restarts(c: dict) -> Group:
@@ -177,6 +199,7 @@ def _nodes(c: dict) -> Group:
     n = c["ndb"]
     s = c["selectors"]["ndb"]
     inv = c["selectors"]["inventory"]
+    sql = c["selectors"]["ndb_sql"]
     ldm_cpu = ldm_cpu_percent(s, modes=n["ldm_cpu_modes"])
     ldm_cpu_avg = ldm_cpu_percent(s, modes=n["ldm_cpu_modes"], avg_over=n["ldm_cpu_avg_over"])
     lcp_after = n["lcp_stalled_after"]
@@ -188,6 +211,10 @@ def _nodes(c: dict) -> Group:
 
     data_memory = (f"max without (instance, job, memory_type) (ndb_memory_used_bytes{{{s},memory_type=\"Data memory\"}}"
                    f" / ndb_memory_total_bytes{{{s},memory_type=\"Data memory\"}})")
+    # TRANSACTION_MEMORY (8.0+); max 0 means no limit of its own: not a ratio
+    transaction_memory = (
+        f"max {WITHOUT} (ndb_resource_used_pages{{{s},resource_name=\"TRANSACTION_MEMORY\"}}"
+        f" / (ndb_resource_max_pages{{{s},resource_name=\"TRANSACTION_MEMORY\"}} > 0))")
     # a link to a data node that runs: the peer's own node id as remote_node_id
     running_peer = (f"label_replace(max {WITHOUT} (ndb_data_node_running{{{s}}}) == 1,"
                     f" \"remote_node_id\", \"$1\", \"node_id\", \"(.*)\")")
@@ -207,30 +234,75 @@ def _nodes(c: dict) -> Group:
          f"sum without (instance, job, remote_node_id) ("
          f"rate(ndb_transporter_received_bytes_total{{{s}}}[1m]))"),
     ])
+    hold = c["blind_spell_hold"]
+    group_rec = "cluster_node:ndb_node_group:info"
+    g.records.append((
+        group_rec,
+        # the node group as a label (ndbinfo.membership has a row per running node only):
+        # kept while the node is down by this record itself
+        f"count_values without (instance, job) (\"node_group\", max {WITHOUT} (ndb_node_group{{{s}}}))"
+        f" or on (cluster, node_id) last_over_time({group_rec}[{n['node_group_memory']}])"))
+    down = data_node_down(c)
+    lcp_windows = ("30m", "1h", "2h", "4h")
+    factor = n["lcp_stalled_duration_factor"]
+
+    def lcp_flat(w: str) -> str:
+        # no new LCP and no fragment replica checkpointed for the whole window (and the
+        # series is older than it); a running LCP moves `remaining` as fragments finish
+        return (f"(max {WITHOUT} (changes(ndb_lcp_id{{{s}}}[{w}])) == 0"
+                f" and on (cluster) max {WITHOUT} (ndb_lcp_id{{{s}}} offset {w})"
+                f" unless on (cluster) max {WITHOUT} (changes(ndb_lcp_fragment_replicas_remaining{{{s}}}[{w}])) > 0"
+                # ...while an LCP runs, or REDO was written well past what starts one
+                f" and on (cluster) (max {WITHOUT} (ndb_lcp_running{{{s}}}) == 1"
+                f" or sum by (cluster) (avg_over_time(ndb_disk_write_speed_bytes_per_second"
+                f"{{{s},kind=\"redo\",window=\"60s\"}}[{w}])) * {seconds(w)}"
+                f" > {n['lcp_stalled_min_redo_bytes']}))")
+
+    def lcp_window_fits(w: str) -> str:
+        # the window is long enough for this cluster's LCPs (or it is the longest)
+        if w == lcp_windows[-1]:
+            return ""
+        return (f" unless on (cluster) max {WITHOUT} (ndb_lcp_last_duration_seconds{{{s}}})"
+                f" * {factor} > {seconds(w)}")
+
+    lcp_stalled = " or ".join(f"({lcp_flat(w)}{lcp_window_fits(w)})" for w in lcp_windows
+                              if seconds(w) >= seconds(lcp_after))
     g.alerts += [
-        Alert("NdbDataNodeDown", f"max {WITHOUT} (ndb_data_node_running{{{s}}}) == 0",
-              "critical", "NDB data node {{ $labels.node_id }} is down",
+        # with its node group when known (inhibited by that group's last-replica page)
+        Alert("NdbDataNodeDown",
+              f"({down}) * on (cluster, node_id) group_left (node_group) {group_rec}"
+              f" or on (cluster, node_id) ({down})",
+              "warning", "NDB data node {{ $labels.node_id }} is down",
               "Data node {{ $labels.node_id }} in cluster {{ $labels.cluster }} is configured"
               " (ndbinfo.config_nodes) but has not been running (no row in ndbinfo.nodes) for"
-              f" {n['data_node_down_for']}. A node that restarts is running (STARTING) and"
-              " is NdbRestartStuck's business.",
+              f" {n['data_node_down_for']}, and restart_info shows no restart of it under way"
+              " (a restarting node has no nodes row before start phase 9 either). Its node"
+              " group runs on fewer replicas: NdbNodeGroupLastReplica pages when one is left.",
               "ndb_overview", n["data_node_down_for"]),
-        Alert("NdbLcpStalled",
-              # no new LCP for the whole window (and the series is older than the window)
-              # while REDO was written well past what starts an LCP...
-              f"((max {WITHOUT} (changes(ndb_lcp_id{{{s}}}[{lcp_after}])) == 0"
-              f" and on (cluster) max {WITHOUT} (ndb_lcp_id{{{s}}} offset {lcp_after}))"
-              f" and on (cluster) (sum by (cluster) (avg_over_time(ndb_disk_write_speed_bytes_per_second"
-              f"{{{s},kind=\"redo\",window=\"60s\"}}[{lcp_after}])) * {seconds(lcp_after)}"
-              f" > {n['lcp_stalled_min_redo_bytes']}))"
-              # ...or an LCP that runs and does not progress
-              f" or on (cluster) (max {WITHOUT} (ndb_lcp_running{{{s}}}) == 1"
-              f" and on (cluster) max {WITHOUT} (changes(ndb_lcp_progress_ratio{{{s}}}[{lcp_after}])) == 0"
-              f" and on (cluster) max {WITHOUT} (ndb_lcp_progress_ratio{{{s}}} offset {lcp_after}))",
+        Alert("NdbNodeGroupLastReplica",
+              f"count by (cluster, node_group) ({group_rec} unless on (cluster, node_id) ({down}))"
+              f" == 1 and on (cluster, node_group) count by (cluster, node_group) ({group_rec}) > 1",
+              "critical", "NDB node group {{ $labels.node_group }} of {{ $labels.cluster }} has"
+              " one live data node left",
+              "Every other data node of node group {{ $labels.node_group }} in"
+              " {{ $labels.cluster }} is down (not running and not restarting): its data lives"
+              " on one node now, and when that node fails the whole cluster shuts down. A node"
+              " in a planned restart does not count as down.",
+              "ndb_overview", n["node_group_last_replica_for"], per_node=False),
+        Alert("NdbClusterUnreachable",
+              f"max by (cluster) (last_over_time(ndb_up{{{s}}}[{hold}])) == 0",
+              "critical", "NDB cluster {{ $labels.cluster }} cannot be read through any SQL node",
+              "No SQL node of {{ $labels.cluster }} answers with the cluster's data: every SQL"
+              " node is down (ndb_sql_node_up 0), or they answer but reach no data node"
+              " (ndbinfo offline or 'Connection to NDB failed': every data node is down, or the"
+              " SQL nodes lost them). Applications cannot use the cluster either.",
+              "ndb_overview", n["cluster_unreachable_for"], per_node=False),
+        Alert("NdbLcpStalled", lcp_stalled,
               "warning", "NDB local checkpoints stalled in {{ $labels.cluster }}",
-              f"No local checkpoint has completed for {lcp_after} although the data nodes"
-              f" wrote more than {n['lcp_stalled_min_redo_bytes'] / 2**20:.0f} MiB of REDO in"
-              " that time, or the running LCP has not progressed for as long: the REDO log"
+              f"No local checkpoint has completed and no fragment replica was checkpointed for"
+              f" {lcp_after} (longer when the last LCP took long: {factor}x its duration, up"
+              f" to {lcp_windows[-1]}) while an LCP runs, or while the data nodes wrote more"
+              f" than {n['lcp_stalled_min_redo_bytes'] / 2**20:.0f} MiB of REDO: the REDO log"
               " fills and restarts get slow.", "ndb_overview", per_node=False),
         Alert("NdbRedoLogFilling", f"{used_ratio('REDO')} > {n['redo_used_ratio_max']}",
               "warning", "NDB node {{ $labels.node_id }} REDO log is {{ $value | humanizePercentage }}"
@@ -248,6 +320,15 @@ def _nodes(c: dict) -> Group:
               " used", "Data node {{ $labels.node_id }} uses more than"
               f" {n['data_memory_used_ratio_max']:.0%} of its DataMemory (ndbinfo.memoryusage);"
               " when it is full, inserts fail with error 827 (table is full).", "ndb_node",
+              n["memory_for"]),
+        Alert("NdbTransactionMemoryHigh",
+              f"{transaction_memory} > {n['transaction_memory_used_ratio_max']}",
+              "warning", "NDB node {{ $labels.node_id }} TransactionMemory"
+              " {{ $value | humanizePercentage }} used",
+              "Data node {{ $labels.node_id }} uses more than"
+              f" {n['transaction_memory_used_ratio_max']:.0%} of the pages its"
+              " TRANSACTION_MEMORY resource may take (ndbinfo.resources, used of max): large"
+              " or many concurrent transactions fail once it is exhausted.", "ndb_node",
               n["memory_for"]),
         Alert("NdbLdmCpuSaturated",
               f"max without (instance, job, thr_no, thread_name) ({ldm_cpu_avg})"
@@ -296,11 +377,14 @@ def _nodes(c: dict) -> Group:
               f" configuration generation for {n['version_mismatch_for']}: a rolling upgrade or"
               " configuration change is half done.", "ndb_overview", n["version_mismatch_for"],
               per_node=False),
+        # the exporter process itself: the cluster's other NDB warnings are noise then (an
+        # inhibition, alertmanager.py); a cluster it cannot read is NdbClusterUnreachable
         Alert("NdbExporterDown",
-              f"up{{{s}}} == 0 or ndb_up{{{s}}} == 0",
-              "warning", "ndbinfo_exporter sees no NDB cluster {{ $labels.cluster }}",
-              "Either the exporter does not answer scrapes (up 0) or it cannot read ndbinfo"
-              " through any of the cluster's SQL nodes (ndb_up 0): NDB monitoring is blind.",
+              f"max by (cluster) (up{{{s}}}) == 0",
+              "warning", "ndbinfo_exporter does not answer for NDB cluster {{ $labels.cluster }}",
+              "No ndbinfo_exporter scrape of {{ $labels.cluster }} succeeds (up 0 on every"
+              " exporter of it): NDB monitoring of the cluster is blind, its other NDB"
+              " warnings are held back. Not a statement about the cluster itself.",
               "ndb_overview", n["exporter_down_for"], per_node=False),
         Alert("NdbExporterAbsent",
               f"max by (cluster) (clusterscope_cluster_info{{{inv},kind=\"ndb\"}})"
@@ -327,15 +411,32 @@ def _nodes(c: dict) -> Group:
               "Collector {{ $labels.collector }} of {{ $labels.instance }} fails on every"
               " scrape although the SQL node answers and its view exists: its metrics are"
               " missing.", "ndb_overview", n["collector_failing_for"], per_node=False),
+        # the exporter's budget is the scrape timeout minus 0.5 s and VictoriaMetrics drops a
+        # scrape past its timeout, so a duration above the timeout is never stored: "slow"
+        # is close to the budget, for a while (review oncall-2 N13)
         Alert("NdbExporterSlow",
-              f"max_over_time(ndb_exporter_scrape_duration_seconds{{{s}}}[10m])"
+              f"max_over_time(ndb_exporter_scrape_duration_seconds{{{s}}}[1m])"
               f" > {n['exporter_scrape_seconds_max']}"
-              f" or increase(ndb_exporter_collector_timeouts_total{{{s}}}[10m]) > 0",
+              f" or increase(ndb_exporter_collector_timeouts_total{{{s}}}[5m]) > 0",
               "warning", "ndbinfo_exporter {{ $labels.instance }} scrapes are slow or cut",
-              "A scrape of {{ $labels.instance }} took more than"
-              f" {n['exporter_scrape_seconds_max']} s, or a collector hit its query timeout,"
-              " in the last 10 minutes: metrics go missing when the scrape times out.",
-              "ndb_overview", per_node=False),
+              "Scrapes of {{ $labels.instance }} took more than"
+              f" {n['exporter_scrape_seconds_max']} s (the budget is the scrape timeout minus"
+              " 0.5 s), or collectors hit their query timeout, for"
+              f" {n['exporter_slow_for']}: metrics go missing when a scrape is cut.",
+              "ndb_overview", n["exporter_slow_for"], per_node=False),
+        # an SQL node that runs but sees no data node: applications connected to it fail
+        # (status variables Ndb_number_of_ready_data_nodes / Ndb_number_of_data_nodes,
+        # mysql/mysql-server storage/ndb/plugin/ha_ndbcluster.cc ndb_status_vars, through
+        # mysqld_exporter's global_status collector, lower-cased)
+        Alert("NdbSqlNodeDisconnected",
+              f"max {WITHOUT} (mysql_global_status_ndb_number_of_ready_data_nodes{{{sql}}}) == 0"
+              f" and on (cluster, node) max {WITHOUT} (mysql_up{{{sql}}}) == 1",
+              "warning", "NDB SQL node {{ $labels.node }} of {{ $labels.cluster }} sees"
+              " no data node",
+              "SQL node {{ $labels.node }} of {{ $labels.cluster }} answers but is connected"
+              " to no ready data node (Ndb_number_of_ready_data_nodes 0) for"
+              f" {n['sql_node_disconnected_for']}: every NDB table query through it fails.",
+              "ndb_overview", n["sql_node_disconnected_for"], per_node=False),
     ]
     return g
 

@@ -21,6 +21,9 @@ and node variables. Nobody edits a file derived from it.
           - {name: sql2, address: 10.0.1.22:3306}
           - {name: mgmd1, role: mgmd, log: /srv/logs/ndb/ndb_1_cluster.log}
 
+Who is told about alerts is its `alerting:` section (alerting.py: receivers by severity,
+the heartbeat of the dead man's switch), rendered into Alertmanager's configuration.
+
 Roles: a Galera cluster's nodes are `galera` (a mysqld with the wsrep provider, the default)
 or `garbd` (the arbitrator: a member that counts in wsrep_cluster_size and has no mysqld to
 scrape). An NDB cluster's are `sql` (an SQL node, the default: ndbinfo is read through the
@@ -38,6 +41,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from clusterscope_inventory import alerting as alerting_mod
+from clusterscope_inventory.alerting import Alerting
 
 KINDS = ("galera", "ndb")
 ROLES: dict[str, tuple[str, ...]] = {"galera": ("galera", "garbd"),
@@ -59,7 +65,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _SECTION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _ADDRESS = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
-_TOP_KEYS = {"clusters"}
+_TOP_KEYS = {"clusters", "alerting"}
 _CLUSTER_KEYS = {"name", "kind", "nodes", "credentials", "log_timezone", "simulated"}
 _NODE_KEYS = {"name", "role", "address", "credentials", "log", "node_exporter"}
 
@@ -115,6 +121,7 @@ class LogSource:
 class Description:
     clusters: tuple[Cluster, ...] = ()
     source: str = "<description>"
+    alerting: Alerting | None = None  # who is told (None: nobody, Alertmanager's UI only)
     _by_name: dict[str, Cluster] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -168,7 +175,9 @@ def parse(data: Any, source: str = "<description>") -> Description:
     for i, rc in enumerate(raw_clusters):
         clusters.append(_cluster(rc, f"clusters[{i}]", fail))
     _unique((c.name for c in clusters), "clusters", "cluster", fail)
-    return Description(tuple(clusters), source)
+    alerting = (alerting_mod.parse(data["alerting"], "alerting", fail)
+                if data.get("alerting") is not None else None)
+    return Description(tuple(clusters), source, alerting)
 
 
 def _cluster(rc: Any, where: str, fail) -> Cluster:  # noqa: ANN001 - the local fail()

@@ -11,6 +11,7 @@ import sys
 import threading
 
 from clusterscope_inventory import __version__
+from clusterscope_inventory.alerting import ConfigWriter
 from clusterscope_inventory.description import DescriptionError, load
 from clusterscope_inventory.server import Inventory, make_server
 from clusterscope_inventory.targets import JOBS, STACK_JOBS, targets
@@ -32,6 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="HOST:PORT",
                        help=f"where the deployment's {job} answers; /sd/{job} lists it when"
                             " the description needs it (empty: not deployed)")
+    p.add_argument("--alertmanager.config-file", dest="am_config", default="",
+                   metavar="PATH", help="write Alertmanager's configuration here from the"
+                   " description's `alerting:` section, again whenever it changes (empty:"
+                   " do not)")
+    p.add_argument("--alertmanager.secrets-dir", dest="am_secrets",
+                   default="/run/secrets/alerting", metavar="DIR",
+                   help="where Alertmanager finds the secret files `alerting:` names"
+                        " (default /run/secrets/alerting)")
+    p.add_argument("--alertmanager.url", dest="am_url", default="", metavar="URL",
+                   help="Alertmanager to reload (POST /-/reload) after a change")
+    p.add_argument("--alertmanager.group-wait", dest="am_group_wait", default="30s",
+                   help="how long Alertmanager gathers a new group's alerts (default 30s)")
+    p.add_argument("--alertmanager.group-interval", dest="am_group_interval", default="5m",
+                   help="how often a group's changes are sent (default 5m)")
     p.add_argument("--check", action="store_true",
                    help="validate the description, print each job's targets and exit")
     p.add_argument("--log.level", dest="log_level", default="info",
@@ -57,8 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"clusterscope_inventory: --web.listen-address {args.listen!r}: expected"
               " host:port", file=sys.stderr)
         return 2
+    on_load = None
+    if args.am_config:
+        writer = ConfigWriter(args.am_config, args.am_secrets, args.am_url or None,
+                              args.am_group_wait, args.am_group_interval)
+        on_load = lambda desc: writer.update(desc.alerting)  # noqa: E731
     try:
-        inventory = Inventory(args.config)
+        inventory = Inventory(args.config, on_load)
     except DescriptionError as exc:
         print(f"clusterscope_inventory: {exc}", file=sys.stderr)
         return 2

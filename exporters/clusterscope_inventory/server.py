@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -36,13 +37,18 @@ log = logging.getLogger("clusterscope_inventory")
 
 
 class Inventory:
-    """The current description of `path`; `current()` re-reads it when the file changed."""
+    """The current description of `path`; `current()` re-reads it when the file changed.
+    `on_load` is called with every description that parsed (the first one included), e.g.
+    to rewrite Alertmanager's configuration."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike,
+                 on_load: Callable[[Description], None] | None = None) -> None:
         self.path = Path(path)
         self.lock = threading.Lock()
         self._seen: tuple[int, int, int] | None = None
+        self.on_load = on_load
         self.description = load(self.path)  # the first read must succeed: no last good one
+        self._loaded()
         self._seen = self._stamp()
         self.ok = True
         self.loaded_at = time.time()
@@ -65,10 +71,19 @@ class Inventory:
                     self.ok, self.loaded_at, self.error = True, time.time(), None
                     log.info("%s: reloaded: %d cluster(s)", self.path,
                              len(self.description.clusters))
+                    self._loaded()
                 except DescriptionError as exc:
                     self.ok, self.error = False, str(exc)
                     log.error("%s; still serving the last good description", exc)
             return self.description
+
+
+    def _loaded(self) -> None:
+        if self.on_load is not None:
+            try:
+                self.on_load(self.description)
+            except Exception:  # noqa: BLE001 - serving the description goes on regardless
+                log.exception("after loading %s", self.path)
 
 
 class InventoryCollector(Collector):

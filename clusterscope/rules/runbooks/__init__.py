@@ -8,17 +8,17 @@ An alert without a page fails `clusterscope rules check` and the tests.
 from __future__ import annotations
 
 from clusterscope.rules.model import Alert, fold
-from clusterscope.rules.runbooks import galera, loadgen, logs, ndb
+from clusterscope.rules.runbooks import galera, host, loadgen, logs, ndb
 
-RUNBOOKS: dict[str, dict[str, str]] = {**ndb.RUNBOOKS, **galera.RUNBOOKS, **loadgen.RUNBOOKS,
-                                       **logs.RUNBOOKS}
+RUNBOOKS: dict[str, dict[str, str]] = {**ndb.RUNBOOKS, **galera.RUNBOOKS, **host.RUNBOOKS,
+                                       **loadgen.RUNBOOKS, **logs.RUNBOOKS}
 
 
 def first_steps(name: str) -> str:
     """The commands to run first and where the logs are, per component."""
     if name in logs.RUNBOOKS:
         return logs.first_steps(name)
-    for prefix, mod in (("Ndb", ndb), ("Galera", galera)):
+    for prefix, mod in (("Ndb", ndb), ("Galera", galera), ("Host", host)):
         if name.startswith(prefix):
             return mod.FIRST_STEPS
     return loadgen.FIRST_STEPS
@@ -35,6 +35,12 @@ def fires_when(a: Alert) -> str:
 def page(a: Alert, links: dict, dashboard_uid: str) -> str:
     rb = RUNBOOKS[a.name]
     benign = f"\n\nKnown benign causes: {rb['benign']}" if rb.get("benign") else ""
+    if a.severity != "info" and not a.name.startswith("Clusterscope"):
+        # planned work: a maintenance window silences the cluster's (or node's) alerts
+        benign += ("\n\nPlanned work (a restart, an upgrade, a node stopped on purpose): start a"
+                   " maintenance window first, `clusterscope maintenance start --cluster"
+                   " <cluster> [--node <node>] --duration 2h` (Alertmanager silences; `stop`"
+                   " ends it), so nobody is paged for it.")
     return (f"# {a.name}\n\nSeverity: `{a.severity}`. Generated from"
             " `clusterscope/rules/runbooks/` by `clusterscope rules generate`.\n\n"
             f"## Meaning\n\n{rb['meaning']}\n\n{fires_when(a)}\n\n```{a.language}\n{fold(a.expr)}"

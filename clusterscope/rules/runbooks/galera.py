@@ -17,15 +17,19 @@ Percona Operator to `/var/lib/mysql/mysqld-error.log`), `WSREP:` / `[Galera]` li
 
 RUNBOOKS: dict[str, dict[str, str]] = {
     "GaleraExporterDown": {
-        "meaning": "The mysqld_exporter that scrapes a Galera node does not answer (`up` 0) or"
-                   " its last scrape of the node failed (`mysql_exporter_last_scrape_error`),"
-                   " for 2 minutes.",
-        "impact": "That node's Galera alerts are blind. The node itself may be fine.",
+        "meaning": "The mysqld_exporter that scrapes a Galera node does not answer (`up` 0), or"
+                   " one of its collectors fails on the node"
+                   " (`mysql_exporter_collector_success{collector=\"collect.global_variables\"}`"
+                   " 0: the `collector` label names it), for 2 minutes.",
+        "impact": "That node's Galera alerts are blind. A failing `global_variables` silences"
+                  " the desync exemption, GaleraConnectionsHigh and GaleraGcacheTooSmall. The"
+                  " node itself may be fine.",
         "diagnosis": "- `curl <exporter>/metrics` (or `/probe?target=...` in multi-target mode)"
-                     " and the exporter's log (login refused, TLS).\n"
-                     "- The exporter account's privileges (PROCESS, REPLICATION CLIENT,"
-                     " SELECT).",
-        "mitigation": "Restart the exporter or fix its credentials.",
+                     " and the exporter's log (`Error from scraper`, login refused, TLS).\n"
+                     "- The exporter account's privileges (global status and variables need"
+                     " none; a collector you enabled may).",
+        "mitigation": "Restart the exporter, fix its credentials, or disable the collector"
+                      " that cannot work (`--no-collect.X`).",
     },
     "GaleraExporterAbsent": {
         "meaning": "A Galera node of the description (clusterscope.yml) has no `up` series in"
@@ -40,18 +44,40 @@ RUNBOOKS: dict[str, dict[str, str]] = {
         "mitigation": "Fix the scrape configuration, or remove the node from clusterscope.yml"
                       " if it is gone for good.",
     },
+    "GaleraClusterDown": {
+        "meaning": "For 1 minute no node of the cluster answers its mysqld_exporter (`mysql_up`"
+                   " 0 on every node, held through exporter restarts of up to 10 minutes), or"
+                   " every node that answers is outside a Primary component"
+                   " (`wsrep_cluster_status` 0).",
+        "impact": "An outage: the cluster takes no reads or writes.",
+        "diagnosis": "- On each host: is mysqld running (`systemctl status mariadb`), its error"
+                     " log (crash, OOM, `Aborting`).\n"
+                     "- On the nodes that run: `SHOW GLOBAL STATUS LIKE 'wsrep_cluster_status';`"
+                     " and `wsrep_last_committed`.\n"
+                     "- `cat /var/lib/mysql/grastate.dat` on every node: `safe_to_bootstrap: 1`"
+                     " marks the last one to leave a clean shutdown.",
+        "mitigation": "All nodes stopped: start the node with `safe_to_bootstrap: 1` (or, after"
+                      " a crash, the highest `wsrep_last_committed` from `mariadbd"
+                      " --wsrep-recover`) with `galera_new_cluster`, then the others. Nodes"
+                      " running without quorum: see GaleraNonPrimary.",
+    },
     "GaleraNonPrimary": {
         "meaning": "A node answers but is not part of the Primary component"
                    " (`wsrep_cluster_status` non-Primary or Disconnected) for 30 s.",
         "impact": "The node refuses queries. When every node is non-Primary the cluster lost"
-                  " quorum: no writes anywhere.",
-        "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_cluster_status';` on every node: is any"
-                     " Primary?\n- Error logs: `partitioned`, `evicted`, `non-Primary` lines;"
-                     " the network between the nodes.",
-        "mitigation": "If some nodes are Primary, restart the others (they rejoin). If none is,"
-                      " pick the node with the highest `wsrep_last_committed` and bootstrap it"
-                      " (`SET GLOBAL wsrep_provider_options='pc.bootstrap=YES';`), then let the"
-                      " others rejoin.",
+                  " quorum: no writes anywhere (GaleraClusterDown then pages once for the"
+                  " cluster).",
+        "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_cluster_status';` on every node, in"
+                     " every site: is any Primary?\n- Error logs: `partitioned`, `evicted`,"
+                     " `non-Primary` lines; the network between the nodes first.",
+        "mitigation": "Check the network first: a node cut off by a network fault rejoins by"
+                      " itself when the network heals, and restarting it after a long split"
+                      " forces an SST. Restart it only if it stays non-Primary after the"
+                      " network is healthy. If no node is Primary: confirm on every node,"
+                      " other sites included, that none is Primary (two Primary components"
+                      " diverge for good), then bootstrap the node with the highest"
+                      " `wsrep_last_committed` (`SET GLOBAL"
+                      " wsrep_provider_options='pc.bootstrap=YES';`) and let the others rejoin.",
     },
     "GaleraDonorFallingBehind": {
         "meaning": "A donor (state 2) has held more than 100 write-sets in its receive queue for"
@@ -64,8 +90,9 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " write peaks during SSTs.",
     },
     "GaleraRecvQueueHigh": {
-        "meaning": "A node (not a donor) has held more than 100 write-sets in its receive queue"
-                   " for 5 minutes.",
+        "meaning": "A node (not a donor) has averaged more than 100 write-sets in its receive"
+                   " queue over 5 minutes, for 5 minutes (averaged: the queue is sampled once"
+                   " per scrape, so a dip in one sample does not restart the wait).",
         "impact": "It applies slower than the cluster writes; flow control will pause everyone.",
         "diagnosis": "- `wsrep_local_recv_queue_avg`, `wsrep_flow_control_sent` on the node.\n"
                      "- Its CPU, disk and `wsrep_slave_threads`.",
@@ -81,8 +108,9 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " per table), smaller transactions.",
     },
     "GaleraConnectionsHigh": {
-        "meaning": "More than 80 % of `max_connections` have been in use on a node for 5"
-                   " minutes (`Threads_connected`).",
+        "meaning": "The peak of `Threads_connected` in each 5-minute window has been above"
+                   " 80 % of `max_connections` on a node for 5 minutes (PMM's"
+                   " mysql_too_many_connections takes the maximum the same way).",
         "impact": "At 100 % new clients get error 1040 (too many connections).",
         "diagnosis": "- `SHOW PROCESSLIST;` (who holds them, sleeping connections).\n"
                      "- Connection pool sizes of the applications.",
@@ -153,20 +181,22 @@ RUNBOOKS: dict[str, dict[str, str]] = {
     "GaleraClusterSizeReduced": {
         "meaning": "For 1 minute the Primary component has fewer members (`wsrep_cluster_size`,"
                    " garbd included) than the description lists for the cluster (its nodes"
-                   " and garbd, in clusterscope.yml), or than it had in the last hour.",
-        "benign": "a member removed for good: remove it from clusterscope.yml too (the"
-                  " comparison with the last hour clears by itself an hour later).",
+                   " and garbd, in clusterscope.yml). A cluster the description does not list"
+                   " is compared with the largest size it had in the last day.",
+        "benign": "a member removed for good: remove it from clusterscope.yml too.",
         "impact": "Less redundancy; with one more loss the cluster may lose quorum.",
         "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size';` on every node\n"
                      "- Which node: GaleraNodeNotReady; error logs for `evicted`/`partitioned`.",
-        "mitigation": "Bring the missing node back (IST preferred). Resolves by itself once it"
-                      " rejoins.",
+        "mitigation": "Bring the missing member back (IST preferred). Resolves by itself once"
+                      " it rejoins; it does not resolve while the member is missing.",
     },
     "GaleraFlowControlHigh": {
         "meaning": "Replication in the cluster was paused by flow control more than 10 % of the"
                    " time over 5 minutes (rate of `wsrep_flow_control_paused_ns`; every node"
-                   " pauses when any node sends FC_PAUSE). The `node` label is the node that sent"
-                   " the most pauses (`wsrep_flow_control_sent`): the slow one.",
+                   " pauses when any node sends FC_PAUSE), for 5 minutes. One alert per"
+                   " cluster; its description names the node that sent the most pauses lately"
+                   " (`wsrep_flow_control_sent`), or says it is a member that is not monitored"
+                   " (garbd, or a node whose exporter is down) when no monitored node sent any.",
         "impact": "The whole cluster writes only as fast as its slowest node applies.",
         "diagnosis": "- `wsrep_local_recv_queue`, `wsrep_flow_control_sent` per node: the one"
                      " sending pauses is slow.\n- That node's CPU/disk; `wsrep_slave_threads`.",

@@ -24,13 +24,75 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " stops.",
     },
     "ClusterscopeRuleErrors": {
-        "meaning": "vmalert failed to evaluate a rule in the last 5 minutes"
-                   " (`vmalert_*_rules_errors_total`).",
+        "meaning": "vmalert failed to evaluate a rule of the group in every 5-minute window for"
+                   " 5 minutes (`vmalert_*_rules_errors_total`).",
         "impact": "That alert or recording is missing, silently, until fixed.",
         "diagnosis": "- vmalert's log and its UI (`/vmalert/groups`): the rule's last error"
                      " (query timeout, many-to-many matching).",
         "mitigation": "Fix the rule or the series it matches (duplicate label sets), or raise"
                       " the datasource timeout.",
+    },
+    "ClusterscopeVictoriaMetricsFailing": {
+        "meaning": "A VictoriaMetrics process has a problem (label `problem`): *down* (its `up` is 0: a"
+                   " component of the scale-out cluster, or a single node that answers queries"
+                   " but not its own scrape), *read-only* (free disk below"
+                   " `-storage.minFreeDiskSpaceBytes`, `vm_storage_is_read_only`), or *disk"
+                   " filling* (`vm_free_disk_space_bytes` predicted to reach 0 within 3 days"
+                   " at the last day's trend). A single VictoriaMetrics that is down stops"
+                   " every rule, this one included: that failure is the Watchdog's (the"
+                   " heartbeat stops).",
+        "impact": "Samples are not stored (down, read-only) or will not be (disk filling);"
+                  " alerts and dashboards go blind, restart baselines get holes.",
+        "diagnosis": "- `docker compose ps victoria-metrics` (or the scale-out components) and"
+                     " its log.\n- `curl :8428/metrics | grep -E"
+                     " 'vm_free_disk_space|vm_storage_is_read_only|vm_data_size_bytes'`;"
+                     " `df -h` of the data volume.",
+        "mitigation": "Restart the component; free or grow its disk, or shorten"
+                      " `VM_RETENTION` (it must still cover `restart_history`, 30 days).",
+    },
+    "ClusterscopeVmalertFailing": {
+        "meaning": "A vmalert has a problem (label `problem`): *down* (not scraped: the log rules' vmalert,"
+                   " or a second one), *missed evaluations* (a rule group took longer than its"
+                   " interval: `vmalert_iteration_missed_total`), *remote write failing*"
+                   " (recorded series and alert state not written back:"
+                   " `vmalert_remotewrite_errors_total`, `..._dropped_rows_total`), or *rules"
+                   " not reloaded* (a changed rule file does not parse). The vmalert that runs"
+                   " this rule being down is the Watchdog's: the heartbeat stops.",
+        "impact": "Missed evaluations delay or skip alerts; dropped rows thin the recorded"
+                  " restart and overhead baselines silently; an unloaded rule change is not in"
+                  " effect.",
+        "diagnosis": "- vmalert's UI (`:8880/vmalert/groups`: last evaluation, duration,"
+                     " errors) and its log.\n- VictoriaMetrics' health (remote write goes"
+                     " there).",
+        "mitigation": "Restart vmalert; fix the rule file (`vmalert -rule=... -dryRun`); for"
+                      " missed evaluations find the slow group (its duration) and the slow"
+                      " queries in it.",
+    },
+    "ClusterscopeAlertDeliveryFailing": {
+        "meaning": "Alerts may not reach a person (label `problem`): *vmalert cannot reach"
+                   " Alertmanager* (`vmalert_alerts_send_errors_total`), *notifications"
+                   " failing* (`alertmanager_notifications_failed_total`, label `integration`:"
+                   " slack, pagerduty, email, webhook: a wrong URL or key, an SMTP refusal), or"
+                   " *configuration not reloaded* (the generated alertmanager.yml was"
+                   " rejected: the old receivers still serve), or *Alertmanager down*.",
+        "impact": "Pages are lost. With one Alertmanager this alert itself goes out only"
+                  " through the integrations that still work; the heartbeat to the dead"
+                  " man's switch stops when Alertmanager is down.",
+        "diagnosis": "- Alertmanager's log: `Notify for alerts failed` names the integration"
+                     " and the error.\n- `amtool check-config <alertmanager.yml>`; the"
+                     " inventory's log for the receivers it wrote (`alerting:` in"
+                     " clusterscope.yml).\n- The secret files the receivers read"
+                     " (`secrets/alerting/`).",
+        "mitigation": "Fix the receiver in clusterscope.yml (`alerting:`) or its secret file;"
+                      " the inventory rewrites alertmanager.yml and reloads Alertmanager.",
+    },
+    "ClusterscopeLogStoreDown": {
+        "meaning": "The log store (VictoriaLogs, job `victorialogs`) has not answered its"
+                   " scrape for 2 minutes.",
+        "impact": "Log lines are not stored; the alerts on log lines and the log panels are"
+                  " blind until it is back (the shipper retries for a while, then drops).",
+        "diagnosis": "- `docker compose ps victoria-logs` and its log; its disk.",
+        "mitigation": "Restart it; free or grow its disk.",
     },
     "ClusterscopeInventoryDown": {
         "meaning": "The inventory (`clusterscope_inventory`: the description of what is"

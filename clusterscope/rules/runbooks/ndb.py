@@ -70,28 +70,38 @@ RUNBOOKS: dict[str, dict[str, str]] = {
     "NdbRestartStuck": {
         "meaning": "A data node's restart state (`node_restart_status_int`, the data node"
                    " kernel's NodeRecoveryStatus) has not changed for 30 minutes, or for 2 hours"
-                   " in a state whose length grows with the data (12-17). A node in failure"
-                   " handling (2-3) is down, not restarting: that is NdbDataNodeDown.\n\n"
+                   " in a state whose length grows with the data (9, the wait for the running"
+                   " LCP before the dictionary copy, and 12-17). A node in failure handling"
+                   " (2-3) is down, not restarting: that is NdbDataNodeDown.\n\n"
                    + STATUS_TABLE,
         "benign": "a very large node restoring or rebuilding indexes for longer than 2 hours;"
                   " an `--initial` restart copying all data (state 16).",
         "impact": "The node is not serving and redundancy stays reduced until it finishes.",
         "diagnosis": f"- `{RESTART_Q}`\n- `ndb_mgm -e \"N STATUS\"` (start phase)\n"
                      "- The data node's out/error log and the cluster log for the last"
-                     " `Start phase` line; state 17 (Wait LCP to ensure durability) waits for"
-                     f" an LCP: `{LCP_Q}`",
+                     " `Start phase` line; states 9 and 17 wait for an LCP:"
+                     f" `{LCP_Q}`",
         "mitigation": "If an LCP is progressing, wait. If the node waits for the master or for"
                       " metadata copy, check the other nodes' health and the network. As a last"
-                      " resort stop the node and start it with `--initial` (full copy).",
+                      " resort stop the node and start it with `--initial`, and only if every"
+                      " other node of its node group is STARTED (`ndb_mgm -e show`): `--initial`"
+                      " discards the node's local data, which is then copied from its partner.",
     },
     "NdbDataNodeDown": {
-        "meaning": "A configured data node (ndbinfo.config_nodes) is not running: it has no row"
-                   " in ndbinfo.nodes (a stopped or crashed node has none). A node that"
-                   " restarts is running (STARTING) and does not fire this.",
-        "benign": "a planned `N STOP` for maintenance (silence it for the window).",
-        "impact": "One replica of its node group is gone; another failure in the same node"
-                  " group takes the cluster down.",
-        "diagnosis": "- `ndb_mgm -e show`: the node shows `not connected`.\n"
+        "meaning": "A configured data node (ndbinfo.config_nodes) has no row in ndbinfo.nodes,"
+                   " and the master's restart_info shows no restart of it under way: it is"
+                   " stopped or crashed, or it is waiting at node failure handling (states 2-3)."
+                   " A restarting node has no `nodes` row either until its start phase 9 (the"
+                   " SQL node reads ndbinfo only from data nodes it is connected to, and a"
+                   " starting node accepts API connections in phase 9), so restart_info states"
+                   " 4-18 and 20-23 mean \"restarting\", not down. A verdict survives a blind"
+                   " spell of up to 10 minutes (the exporter or its SQL node restarting).",
+        "benign": "a planned `N STOP` (start a maintenance window: `clusterscope maintenance"
+                  " start --cluster C --node N`).",
+        "impact": "One replica of its node group is gone; with two replicas per group the"
+                  " group has a single node left, which NdbNodeGroupLastReplica pages.",
+        "diagnosis": "- `ndb_mgm -e show`: `not connected` (down) or `starting` (a restart"
+                     " restart_info does not show, e.g. a version without restart_info).\n"
                      "- On its host: is `ndbmtd` running, its `ndb_<id>_error.log` (the"
                      " error that stopped it) and the trace file it names.\n"
                      "- `SELECT * FROM ndbinfo.restart_info WHERE node_id = N;` on a live SQL"
@@ -100,11 +110,54 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " mismatch). Watch NdbRestartStuck / NdbRestartTimeRegressed while it"
                       " restarts.",
     },
+    "NdbNodeGroupLastReplica": {
+        "meaning": "Every data node of a node group but one is down (not running, and not in"
+                   " a restart per restart_info). The node groups come from"
+                   " `ndbinfo.membership.group_id` (remembered while a node is down by the"
+                   " record `cluster_node:ndb_node_group:info`). A node in a planned restart"
+                   " counts as live: a rolling restart does not page.",
+        "benign": "none: a planned stop of one node of a two-replica group fires it; start a"
+                  " maintenance window first (`clusterscope maintenance start`).",
+        "impact": "The group's data lives on one node. When it fails, NDB shuts the whole"
+                  " cluster down (a node group without a live node makes the data"
+                  " incomplete), and a system restart follows.",
+        "diagnosis": "- `ndb_mgm -e show`: which nodes of the group are `not connected`.\n"
+                     "- `SELECT node_id, group_id FROM ndbinfo.membership;` (the live members).\n"
+                     "- The down node's `ndb_<id>_error.log` and the cluster log.",
+        "mitigation": "Start the down node(s) now. Until the group has two live nodes again,"
+                      " postpone anything risky on the survivor (restarts, upgrades, heavy"
+                      " DDL).",
+    },
+    "NdbClusterUnreachable": {
+        "meaning": "The exporter answers but reads nothing of the cluster through any of its"
+                   " SQL nodes (`ndb_up` 0 on every exporter, held through blind spells of up"
+                   " to 10 minutes): every SQL node is down (`ndb_sql_node_up` 0), or the"
+                   " SQL nodes answer but reach no data node (ndbinfo offline, or `Connection"
+                   " to NDB failed` when the SQL node lost the cluster).",
+        "impact": "An outage: applications going through these SQL nodes cannot use the"
+                  " cluster; every other NDB alert is blind.",
+        "diagnosis": "- `ndb_mgm -e show` on a management node: are the data nodes `not"
+                     " connected` (the cluster is down) or the SQL nodes (API) not"
+                     " connected?\n"
+                     "- `ndb_sql_node_up` per SQL node; `mysql -h <sql node> -e"
+                     " 'SELECT * FROM ndbinfo.nodes'` as the exporter's account.\n"
+                     "- The cluster log for `Node N: Forced node shutdown` / `Arbitration`"
+                     " lines, and each data node's error log.\n"
+                     "- If the cluster and SQL nodes are fine: the exporter's login (`GRANT"
+                     " SELECT ON ndbinfo.*`, its password in `secrets/exporters.my.cnf`).",
+        "mitigation": "Data nodes down: start them (`ndbmtd` on each host; after a full"
+                      " shutdown, all of them, for a system restart). SQL nodes down: start"
+                      " mysqld. SQL nodes disconnected: check the network to the data nodes"
+                      " and `ndb-connectstring`.",
+    },
     "NdbLcpStalled": {
-        "meaning": "No local checkpoint completed for 30 minutes although the data nodes"
-                   " wrote more REDO than starts one (64 MiB; the default"
-                   " TimeBetweenLocalCheckpoints starts an LCP after 4 MB), or a running LCP"
-                   " has not progressed (`ndb_lcp_progress_ratio` flat) for 30 minutes.",
+        "meaning": "No local checkpoint completed and no fragment replica was checkpointed"
+                   " (`ndb_lcp_id` and `ndb_lcp_fragment_replicas_remaining` both flat) for 30"
+                   " minutes, while an LCP runs or while the data nodes wrote more REDO than"
+                   " starts one (64 MiB; the default TimeBetweenLocalCheckpoints starts an LCP"
+                   " after 4 MB). When the last LCP took long, the window is 3 times its"
+                   " duration (1 h, 2 h, up to 4 h), so a large node's healthy LCP, or one"
+                   " large fragment being checkpointed, is not a stall.",
         "benign": "none with real write traffic: an idle cluster does not fire.",
         "impact": "The REDO log cannot be trimmed and fills up (then writes fail, error 410);"
                   " node restarts wait for an LCP and get slow.",
@@ -171,6 +224,21 @@ RUNBOOKS: dict[str, dict[str, str]] = {
         "mitigation": "Delete or archive data, move large columns to disk data, raise"
                       " `DataMemory` (rolling restart) or add node groups.",
     },
+    "NdbTransactionMemoryHigh": {
+        "meaning": "A data node has used more than 90 % of the pages its TRANSACTION_MEMORY"
+                   " resource may take (`ndbinfo.resources`: used over max; a max of 0 means"
+                   " no limit of its own and is left out) for 5 minutes.",
+        "impact": "Operations and transactions need TransactionMemory; when it is exhausted"
+                  " they fail with temporary errors (out of operation records / transaction"
+                  " memory) and large transactions abort.",
+        "diagnosis": "- `SELECT node_id, resource_name, reserved, used, max FROM"
+                     " ndbinfo.resources WHERE resource_name = 'TRANSACTION_MEMORY';`\n"
+                     "- Large or long transactions: `SELECT * FROM ndbinfo.cluster_transactions"
+                     " ORDER BY outstanding_operations DESC LIMIT 20;`",
+        "mitigation": "Split large transactions (batch deletes and updates), raise"
+                      " `TransactionMemory` (rolling restart), or find the client that holds"
+                      " transactions open.",
+    },
     "NdbTransporterDisconnected": {
         "meaning": "A data node has had no connection to another data node that runs, for 2"
                    " minutes (`ndbinfo.transporters` status not CONNECTED).",
@@ -186,9 +254,15 @@ RUNBOOKS: dict[str, dict[str, str]] = {
     "NdbArbitratorLost": {
         "meaning": "A started data node has had no connected arbitrator for 2 minutes"
                    " (`ndbinfo.membership`: `arb_connected` No, or no arbitrator at all).",
-        "impact": "Nothing yet. But on a network split, the half that cannot reach an"
-                  " arbitrator shuts down: without one, a split that arbitration would have"
-                  " survived takes the whole cluster down.",
+        "benign": "a cluster configured with `Arbitration=Disabled` or `WaitExternal` never has"
+                  " one: silence the alert for that cluster (`amtool silence add"
+                  " alertname=NdbArbitratorLost cluster=<name>`). The arbitration mode is in"
+                  " `ndbinfo.config_values`, which no collector reads yet.",
+        "impact": "A node failure that needs arbitration shuts the survivors down too. With"
+                  " one node group (two data nodes) that is every single node failure: the"
+                  " survivor holds half the nodes and cannot win arbitration alone, so it"
+                  " shuts down and the cluster is gone. With more node groups, a network"
+                  " split that an arbitrator would have settled takes the whole cluster down.",
         "diagnosis": "- `SELECT node_id, president, arbitrator, arb_state, arb_connected,"
                      " connected_rank1_arbs, connected_rank2_arbs FROM ndbinfo.membership;`\n"
                      "- `ndb_mgm -e show`: are the management nodes (ArbitrationRank 1)"
@@ -196,9 +270,9 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                      "- The cluster log (`ndb_<mgm id>_cluster.log`): `Arbitration` lines say"
                      " which arbitrator was lost and whether a new one was chosen.",
         "mitigation": "Start or reconnect the management node (or an API node with"
-                      " ArbitrationRank > 0); check the network between it and the data nodes."
-                      " The alert resolves once every started node reports a connected"
-                      " arbitrator.",
+                      " ArbitrationRank > 0) now, before a data node fails; check the network"
+                      " between it and the data nodes. The alert resolves once every started"
+                      " node reports a connected arbitrator.",
     },
     "NdbVersionMismatch": {
         "meaning": "The data nodes have run more than one software version, or more than one"
@@ -238,8 +312,10 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " there (each SQL node has its own user table).",
     },
     "NdbExporterSlow": {
-        "meaning": "A scrape of ndbinfo_exporter took more than 4 s, or one of its queries hit"
-                   " `--query.timeout`, in the last 10 minutes.",
+        "meaning": "Scrapes of ndbinfo_exporter took more than 3 s (its budget is the scrape"
+                   " timeout, 4 s, minus 0.5 s; VictoriaMetrics drops a scrape past its timeout,"
+                   " so a longer one is never stored), or its queries hit `--query.timeout`,"
+                   " for 10 minutes.",
         "impact": "Near the scrape timeout whole scrapes are lost; a collector cut at its"
                   " timeout drops its metrics (LCP progress, CPU, ...).",
         "diagnosis": "- `ndb_exporter_collector_duration_seconds` per collector;"
@@ -249,15 +325,31 @@ RUNBOOKS: dict[str, dict[str, str]] = {
         "mitigation": "Raise `--scrape.slow-interval` for the per-fragment collectors, raise"
                       " `--query.timeout`, or disable a collector (`--no-collect.X`).",
     },
+    "NdbSqlNodeDisconnected": {
+        "meaning": "An NDB SQL node answers (mysqld_exporter's `mysql_up` 1, job `ndb_sql`) but"
+                   " is connected to no ready data node (`Ndb_number_of_ready_data_nodes` 0)"
+                   " for a minute.",
+        "impact": "Every query on NDB tables through this SQL node fails; applications"
+                  " connected to it see errors while the other SQL nodes may work.",
+        "diagnosis": "- `SHOW GLOBAL STATUS LIKE 'Ndb_%';` on it (`Ndb_cluster_node_id`,"
+                     " `Ndb_config_from_host`).\n"
+                     "- `ndb_mgm -e show`: is its API node id connected?\n"
+                     "- Its error log: `NDB: ... connection` lines; the network to the data"
+                     " nodes and to the management node.",
+        "mitigation": "Fix the network or the `ndb-connectstring`; a free API slot in the"
+                      " cluster configuration; restart the mysqld if it does not reconnect.",
+    },
     "NdbExporterDown": {
-        "meaning": "ndbinfo_exporter does not answer scrapes (`up` 0), or it cannot query"
-                   " ndbinfo through any of the cluster's SQL nodes (`ndb_up` 0).",
-        "impact": "NDB monitoring is blind: no other NDB alert can fire.",
-        "diagnosis": "- `curl http://<exporter>/metrics`; the exporter's log.\n"
-                     "- Can the exporter's account connect: `mysql --defaults-file=<its cnf>"
-                     " -e 'SELECT 1 FROM ndbinfo.nodes LIMIT 1'`; `ndb_ndbinfo_offline`.",
-        "mitigation": "Restart the exporter; fix the SQL node, its credentials or"
-                      " `ndbinfo_offline`.",
+        "meaning": "No scrape of ndbinfo_exporter for this cluster succeeds (`up` 0 on every"
+                   " exporter that probes it). A cluster the exporter answers for but cannot"
+                   " read is NdbClusterUnreachable, not this.",
+        "impact": "NDB monitoring of the cluster is blind; its other NDB warnings are held"
+                  " back (an inhibition), critical alerts never are.",
+        "diagnosis": "- `curl http://<exporter>/metrics`; the exporter's log (`docker compose"
+                     " logs ndbinfo-exporter`).\n"
+                     "- VictoriaMetrics' `/targets`: the `ndbinfo` job's last error.",
+        "mitigation": "Restart the exporter; fix what stops it (its option file, the"
+                      " description it reads, memory).",
     },
     "NdbExporterCollectorFailing": {
         "meaning": "One collector of ndbinfo_exporter has failed on every scrape for 5 minutes"
