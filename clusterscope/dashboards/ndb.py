@@ -1,6 +1,6 @@
 """NDB dashboards: cluster overview, one data node, and restarts.
 
-Metric names are the ndbinfo_exporter's (README, section ndbinfo_exporter) and the
+Metric names are the ndbinfo_exporter's (docs/exporter.md) and the
 monitoring rules' recorded series (rules/ndb.yml). Everything from the lab's simulator
 carries `simulated="true"`, which the first row of each dashboard shows.
 """

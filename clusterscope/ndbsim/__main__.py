@@ -179,7 +179,7 @@ class Runner:
                 for mirror in self.mirrors:
                     mirror.resync()
                     mirror.write(self.store, self.model.tables(full=True), f.offline,
-                                 f.view_error, f.null_columns)
+                                 self.broken(), f.null_columns)
                 self.store.finish_command(cid, ok, result)
         except pymysql.MySQLError as exc:
             self._primary_lost(exc)

@@ -40,7 +40,7 @@ def _engine_clause(engine: str, ndb_options: dict[str, object] | None = None) ->
 
 
 def fk_tables(engine: str) -> dict[str, str]:
-    """The FK schema of the field facts (README, "Field facts"):
+    """The FK schema of the field facts (docs/lab.md, "Field facts"):
     two parents, children with 0, 1 (fk_forum) and 2 FKs."""
     eng = _engine_clause(engine)
     # InnoDB needs the auto-increment column first in some index; NDB does not: the field
