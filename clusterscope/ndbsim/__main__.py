@@ -106,6 +106,11 @@ class Runner:
             f.lcp_stall = on
         elif name == "arbitrator-lost":
             f.arbitrator_lost = on
+        elif name == "long-transaction":
+            node = int(cmd.get("node") or self.sc.data_nodes[0])
+            if node not in self.model.nodes:
+                raise ValueError(f"node {node} is not a data node of this cluster")
+            f.long_transaction = node if on else None
         elif name == "restart-stuck":
             f.restart_stuck = int(cmd["status"]) if on else None
         elif name == "null-columns":
