@@ -223,3 +223,38 @@ def metric(name: str, labels: dict[str, str]) -> str:
 
 def const(name: str, labels: dict[str, str], values: list[float | None]) -> dict:
     return _series(name, labels, values)
+
+
+def counter(per_step: list[float], start: float = 0.0) -> list[float]:
+    """A counter's samples from what it gains at each step."""
+    out, total = [], start
+    for x in per_step:
+        total += x
+        out.append(total)
+    return out
+
+
+def histogram(name: str, labels: dict[str, str], les: list[str],
+              phases: list[tuple[int, list[float]]]) -> list[dict]:
+    """A Prometheus histogram as the exporter serves it (cumulative `_bucket`s, `_count`):
+    `phases` are (steps, completions per second in each range, the last range +Inf's)."""
+    assert les[-1] == "+Inf"
+    per_range: list[list[float]] = [[] for _ in les]
+    for steps, rates in phases:
+        assert len(rates) == len(les)
+        for _ in range(steps):
+            for i, r in enumerate(rates):
+                per_range[i].append(r * STEP)
+    out = []
+    running = [0.0] * len(les)
+    bucket_values: list[list[float]] = [[] for _ in les]
+    for step in range(len(per_range[0])):
+        acc = 0.0
+        for i in range(len(les)):
+            running[i] += per_range[i][step]
+            acc += running[i]
+            bucket_values[i].append(acc)
+    for i, le in enumerate(les):
+        out.append(_series(f"{name}_bucket", {**labels, "le": le}, bucket_values[i]))
+    out.append(_series(f"{name}_count", labels, bucket_values[-1]))
+    return out

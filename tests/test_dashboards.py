@@ -309,9 +309,10 @@ def exported_and_recorded() -> set[str]:
             for lit in re.findall(r'"((?:ndb|galera|loadgen)_[a-z0-9_]+)"', f.read_text()):
                 known.update({lit, f"{lit}_total", f"{lit}_bucket", f"{lit}_sum",
                               f"{lit}_count"})
-    # names built at run time (e.g. ndb_log_{space,buffer}_used_bytes) are in the README's
+    # names built at run time (e.g. ndb_log_{space,buffer}_used_bytes) are in the docs'
     # metrics tables, which each exporter keeps complete
-    readme = (REPO / "README.md").read_text()
+    readme = "\n".join(p.read_text() for p in [REPO / "README.md",
+                                                *sorted((REPO / "docs").glob("*.md"))])
     for lit in re.findall(r"`((?:ndb|galera|loadgen)_[a-z0-9_]+)", readme):
         known.update({lit, f"{lit}_total"})
     for f in (REPO / "rules").glob("*.yml"):

@@ -290,12 +290,17 @@ def test_every_metric_equals_its_row(scratch: Scratch, cur, tmp_path: Path) -> N
         link = {"node_id": node, "remote_node_id": remote}
         assert val(ss, "ndb_transporter_sent_bytes_total", **link) == sent
         assert val(ss, "ndb_transporter_received_bytes_total", **link) == recv
-        assert val(ss, "ndb_transporter_status", status=st, **link) == 1
+        # one series per link, valued with the kernel's connection_status (the view's decode)
+        code = {text: k for k, text in schema.TRANSPORTER_STATUS}[st]
+        assert val(ss, "ndb_transporter_status_code", **link) == code
         assert val(ss, "ndb_transporter_connects_total", **link) == conn
         assert val(ss, "ndb_transporter_overloads_total", **link) == ovl
         assert val(ss, "ndb_transporter_slowdowns_total", **link) == slow
-    # status is never a label of the byte counters (a reconnect must not churn series)
+    # status is never a label (a reconnect must not churn series), and no state-set of zeros
     assert all("status" not in lbl for lbl in names(ss, "ndb_transporter_sent_bytes_total"))
+    assert all("status" not in lbl for lbl in names(ss, "ndb_transporter_status_code"))
+    assert len(names(ss, "ndb_transporter_status_code")) == len(
+        names(ss, "ndb_transporter_sent_bytes_total"))
     cur.execute("SELECT node_id, memory_type, used, total FROM ndbinfo.memoryusage")
     for node, mtype, used, total in cur.fetchall():
         assert val(ss, "ndb_memory_used_bytes", node_id=node, memory_type=mtype) == used
@@ -330,6 +335,136 @@ def test_every_metric_equals_its_row(scratch: Scratch, cur, tmp_path: Path) -> N
         assert val(ss, "ndb_disk_write_speed_target_bytes_per_second", **lbl) == target
         assert val(ss, "ndb_disk_write_slowdown_seconds_total", reason="high_cpu",
                    **lbl) == cpu
+
+
+def workload(cur) -> dict:
+    """Transactions, locks, the disk page buffer, latency histograms and memory per fragment
+    of the baseline's two data nodes (1, 2) and API node 51, shaped as the views give them:
+    several rows per node that must become one series per node (and state, table ...)."""
+    insert(cur, "cluster_transactions", [
+        (1, 1, 11 << 32, "Started", 2, 0, 0, 51, 32769),
+        (1, 2, 12 << 32, "Started", 3, 1, 5, 51, 32770),
+        (1, 1, 13 << 32, "Committing", 4, 4, 0, 51, 32769),
+        (2, 1, 21 << 32, "Receiving", 1, 1, 42, 51, 32769)])
+    insert(cur, "cluster_locks", [
+        (1, 1, 10, 0, 7, 11 << 32, "X", "H", "*", "UPDATE", 5, 1, None),
+        (1, 2, 10, 1, 8, 12 << 32, "X", "H", "*", "UPDATE", 30000, 2, None),
+        (1, 1, 11, 0, 9, 13 << 32, "S", "H", "*", "READ", 3, 3, None),
+        (1, 2, 10, 1, 8, 13 << 32, "X", "W", "", "UPDATE", 800, 4, 2)])
+    insert(cur, "diskpagebuffer", [(1, 1, 10, 1, 4, 0, 900, 20, 80),
+                                   (1, 2, 20, 2, 6, 1, 1900, 30, 70),
+                                   (2, 1, 5, 0, 1, 0, 99, 0, 1)])
+    # two TC instances of node 1 talking to data nodes 1, 2 and API node 51; 4 of the 32
+    # ranges (bounds in microseconds); key operations are counted on both sides
+    bounds = [50, 75, 112, 168]
+    tc = []
+    for inst in (1, 2):
+        for comm in (1, 2, 51):
+            api = comm == 51
+            for i, b in enumerate(bounds):
+                tc.append((1, 245, inst, comm, b, i if api else 0, 0, 0 if api else i + 1, 0,
+                           (i + 1) * 10 if api else 0, 1 if api and i == 3 else 0,
+                           100 + i, 7, 0, 0))
+    insert(cur, "tc_time_track_stats", tc)
+    insert(cur, "pgman_time_track_stats", [
+        (1, 258, inst, b, 10 * inst + i, i, 0, 1) for inst in (1, 2)
+        for i, b in enumerate((0, 16, 32, 4294967295))])
+    mpf = []
+    for node, frags in ((1, (0, 1)), (2, (0,))):
+        for f in frags:
+            mpf += [("test/def/t1", None, "User table", 10, node, f + 1, f, 1000, 100, 64, 14,
+                     1, 500, 50, 5, 300),
+                    ("sys/def/10/u$unique", "test/def/t1", "Unique hash index", 12, node,
+                     f + 1, f, 200, 0, 16, 12, 0, 0, 0, 0, 100),
+                    ("test/def/NDB$BLOB_10_2", "test/def/t1", "User table", 13, node, f + 1,
+                     f, 4000, 10, 256, 15, 0, 8000, 70, 9, 50)]
+            if node == 1:
+                mpf.append(("test/def/t2", None, "User table", 11, node, f + 1, f, 64, 0, 32,
+                            2, 0, None, None, None, 20))
+    insert(cur, "memory_per_fragment", mpf)
+    return {"bounds": bounds, "tc": tc}
+
+
+def test_workload_views_become_series_per_node_never_per_transaction(
+        scratch: Scratch, cur, tmp_path: Path) -> None:
+    w = workload(cur)
+    ss = Samples.of_families(make_scraper(scratch, tmp_path / "s.json").scrape())
+    for c in ("cluster_transactions", "cluster_locks", "diskpagebuffer", "tc_time_track_stats",
+              "pgman_time_track_stats", "memory_per_fragment"):
+        assert val(ss, "ndb_exporter_collector_success", collector=c) == 1, c
+    # transactions: counts per node and state, the longest inactive, operations held
+    assert val(ss, "ndb_transactions", node_id=1, state="Started") == 2
+    assert val(ss, "ndb_transactions", node_id=1, state="Committing") == 1
+    assert val(ss, "ndb_transactions", node_id=2, state="Receiving") == 1
+    assert val(ss, "ndb_transaction_inactive_seconds_max", node_id=1) == 5
+    assert val(ss, "ndb_transaction_inactive_seconds_max", node_id=2) == 42
+    assert val(ss, "ndb_transaction_operations", node_id=1) == 9
+    # locks: per node, mode and state; the longest hold and wait
+    assert val(ss, "ndb_locks", node_id=1, mode="exclusive", state="holding") == 2
+    assert val(ss, "ndb_locks", node_id=1, mode="shared", state="holding") == 1
+    assert val(ss, "ndb_locks", node_id=1, mode="exclusive", state="waiting") == 1
+    assert val(ss, "ndb_lock_duration_seconds_max", node_id=1, state="holding") == 30.0
+    assert val(ss, "ndb_lock_duration_seconds_max", node_id=1, state="waiting") == 0.8
+    # never a series per transaction, lock or row
+    for (_, labels) in ss:
+        assert not {"transid", "lock_num", "rowid", "mysql_connection_id"} & dict(labels).keys()
+    # the disk page buffer summed over PGMAN instances
+    req = {o: val(ss, "ndb_disk_page_buffer_requests_total", node_id=1, outcome=o)
+           for o in ("direct_return", "wait_queue", "wait_io")}
+    assert req == {"direct_return": 2800, "wait_queue": 50, "wait_io": 150}
+    assert val(ss, "ndb_disk_page_buffer_pages_read_total", node_id=1) == 10
+    assert val(ss, "ndb_disk_page_buffer_lcp_pages_written_total", node_id=2) == 0
+    # TC latency: a Prometheus histogram per node and activity, summed over TC instances,
+    # cumulative, the last range +Inf; key operations counted once (the API side)
+    h = {"node_id": 1, "activity": "transaction"}
+    per_range = [sum(r[9] for r in w["tc"] if r[4] == b) for b in w["bounds"]]
+    les = [repr(b / 1e6) for b in w["bounds"][:-1]] + ["+Inf"]
+    got = [val(ss, "ndb_tc_latency_seconds_bucket", le=le, **h) for le in les]
+    assert got == [sum(per_range[:i + 1]) for i in range(4)] == [20, 60, 120, 200]
+    assert val(ss, "ndb_tc_latency_seconds_count", **h) == 200
+    reads = {"node_id": 1, "activity": "read_key"}
+    assert val(ss, "ndb_tc_latency_seconds_count", **reads) == sum(
+        r[11] for r in w["tc"] if r[3] == 51)  # not the data nodes' copies
+    assert val(ss, "ndb_tc_latency_seconds_count", node_id=1,
+               activity="scan_fragment") == 2 * 2 * 10
+    assert val(ss, "ndb_tc_latency_seconds_count", node_id=1, activity="transaction_error") == 2
+    # disk data latency, 8.0.19+: the kernel's last bound (~0 in 32 bits) is +Inf
+    pg = {"node_id": 1, "operation": "page_read"}
+    assert val(ss, "ndb_disk_data_latency_seconds_bucket", le="0.0", **pg) == 30
+    assert val(ss, "ndb_disk_data_latency_seconds_bucket", le="+Inf", **pg) == 30 + 32 + 34 + 36
+    # memory per table and node: a table's indexes and blob parts count to it
+    t1 = {"node_id": 1, "table": "test/def/t1"}
+    assert val(ss, "ndb_table_memory_allocated_bytes", kind="fixed", **t1) == 2 * (1000 + 200
+                                                                                  + 4000)
+    assert val(ss, "ndb_table_memory_allocated_bytes", kind="var", **t1) == 2 * 8500
+    assert val(ss, "ndb_table_memory_allocated_bytes", kind="hash_index", **t1) == 2 * 450
+    assert val(ss, "ndb_table_memory_free_bytes", **t1) == 2 * (100 + 10 + 50 + 70)
+    assert val(ss, "ndb_table_rows", **t1) == 2 * 14  # its own fragments only
+    assert val(ss, "ndb_table_rows", node_id=2, table="test/def/t1") == 14
+    t2 = {"node_id": 1, "table": "test/def/t2"}
+    assert val(ss, "ndb_table_memory_allocated_bytes", kind="var", **t2) is None  # NULL
+    assert val(ss, "ndb_table_memory_free_bytes", **t2) == 0
+    tables = {dict(lbl)["table"] for (n, lbl) in ss if n == "ndb_table_rows"}
+    assert tables == {"test/def/t1", "test/def/t2"}  # no index or blob table of its own
+
+
+def test_a_node_row_cut_by_group_concat_is_read_row_by_row(scratch: Scratch, cur,
+                                                           tmp_path: Path) -> None:
+    """The big collectors fetch a node's rows as one string: a server that keeps the default
+    group_concat_max_len (MySQL: 1 KiB) cuts it, and the rows are read one by one, none
+    lost."""
+    scraper = make_scraper(scratch, tmp_path / "s.json")
+    whole = Samples.of_families(scraper.scrape())
+    names = ("ndb_transporter_sent_bytes_total", "ndb_thread_cpu_percent",
+             "ndb_disk_write_speed_bytes_per_second", "ndb_log_space_used_bytes")
+    # 100: the first lines fit, the cut falls inside a line; 141: right after a line
+    for limit in (100, 141, 4):
+        scraper.db.conn.cursor().execute(f"SET SESSION group_concat_max_len = {limit}")
+        cut = Samples.of_families(scraper.scrape())
+        for name in names:
+            before = {(n, lbl): v for (n, lbl), v in whole.items() if n == name}
+            assert before and before == {(n, lbl): v for (n, lbl), v in cut.items()
+                                         if n == name}, (limit, name)
 
 
 def test_logspaces_fixture_rows(scratch: Scratch, cur, tmp_path: Path) -> None:
@@ -475,8 +610,7 @@ def test_null_columns_omit_samples(scratch: Scratch, cur, tmp_path: Path) -> Non
     assert val(ss, "ndb_thread_cpu_percent", mode="os_system", **lbl) == 13
     assert val(ss, "ndb_transporter_sent_bytes_total", node_id=2, remote_node_id=1) is None
     assert val(ss, "ndb_transporter_received_bytes_total", node_id=2, remote_node_id=1) > 0
-    assert not [x for x in names(ss, "ndb_transporter_status")
-                if x["node_id"] == "2" and x["remote_node_id"] == "1"]
+    assert val(ss, "ndb_transporter_status_code", node_id=2, remote_node_id=1) is None
     assert val(ss, "ndb_node_uptime_seconds", node_id=2) is None
     assert val(ss, "ndb_node_uptime_seconds", node_id=1) == 3600
     assert val(ss, "ndb_lcp_running") is None and val(ss, "ndb_lcp_progress_ratio") is None
@@ -751,18 +885,54 @@ def test_real_view_definitions_per_version(scratch: Scratch, cur, tmp_path: Path
     base_insert(cur, profile, "ndb$pools", [
         {"node_id": 1, "block_number": 254, "block_instance": 0, "pool_name": "Data memory",
          "used": 10, "total": 100, "entry_size": 32768}])
+    # the kernel's numbers: a transaction in Dbtc's CS_STARTED (2), its row lock (op_flags:
+    # exclusive 0x10 | owner 0x40 | holding 0x80 | UPDATE 1) and a request waiting behind it
+    bases = {t.name for t in ddl.base_tables_for(profile)}
+    base_insert(cur, profile, "ndb$dbtc_apiconnect_state", [
+        dict(zip(("state_int_value", "state_name", "state_friendly_name",
+                  "state_description"), row, strict=True))
+        for row in schema.DBTC_APICONNECT_STATE])
+    base_insert(cur, profile, "ndb$transactions", [
+        {"node_id": 1, "block_instance": 1, "apiref": (32769 << 16) | 51, "transid0": 7,
+         "transid1": 1, "state": 2, "c_ops": 3, "outstanding": 0, "timer": 9}])
+    if "ndb$acc_operations" in bases:
+        base_insert(cur, profile, "ndb$acc_operations", [
+            {"node_id": 1, "block_instance": 1, "tableid": 10, "transid0": 7, "transid1": 1,
+             "acc_op_id": 1, "op_flags": 0xD1, "duration_millis": 1500},
+            {"node_id": 1, "block_instance": 1, "tableid": 10, "transid0": 8, "transid1": 1,
+             "acc_op_id": 2, "op_flags": 0x11, "prev_serial_op_id": 1, "duration_millis": 250}])
+        base_insert(cur, profile, "ndb$dict_obj_types", [
+            {"type_id": k, "type_name": v} for k, v in schema.DICT_OBJ_TYPE])
+        base_insert(cur, profile, "ndb$dict_obj_info", [
+            {"type": 2, "id": 10, "parent_obj_type": 0, "parent_obj_id": 0,
+             "fq_name": "test/def/t1"},
+            {"type": 3, "id": 11, "parent_obj_type": 2, "parent_obj_id": 10,
+             "fq_name": "sys/def/10/u$unique"}])
+        base_insert(cur, profile, "ndb$frag_mem_use", [
+            {"node_id": 1, "block_instance": 1, "table_id": tid, "fragment_num": 0,
+             "fixed_elem_alloc_bytes": n, "fixed_elem_free_bytes": 0, "fixed_elem_count": 4,
+             "fixed_elem_size_bytes": 16, "var_elem_alloc_bytes": 0, "var_elem_free_bytes": 0,
+             "hash_index_alloc_bytes": 0} for tid, n in ((10, 32768), (11, 8192))])
     ss = Samples.of_families(make_scraper(scratch, tmp_path / "s.json").scrape())
     assert val(ss, "ndb_up") == 1
     assert val(ss, "ndb_node_status", node_id=1, status="STARTED") == 1
     assert val(ss, "ndb_node_status", node_id=2, status="STARTING") == 1
+    # the views decode the kernel's numbers and join the dictionary as a real SQL node's do
+    assert val(ss, "ndb_transactions", node_id=1, state="Started") == 1
+    assert val(ss, "ndb_transaction_inactive_seconds_max", node_id=1) == 9
+    if "ndb$acc_operations" in bases:
+        assert val(ss, "ndb_locks", node_id=1, mode="exclusive", state="holding") == 1
+        assert val(ss, "ndb_locks", node_id=1, mode="exclusive", state="waiting") == 1
+        assert val(ss, "ndb_lock_duration_seconds_max", node_id=1, state="waiting") == 0.25
+        assert val(ss, "ndb_table_memory_allocated_bytes", node_id=1, table="test/def/t1",
+                   kind="fixed") == 32768 + 8192
     assert val(ss, "ndb_node_start_phase", node_id=2) == 4
     assert val(ss, "ndb_thread_cpu_percent", node_id=1, thr_no=1, thread_name="ldm",
                mode="os_user") == 61
-    assert val(ss, "ndb_transporter_status", node_id=1, remote_node_id=2,
-               status="CONNECTING") == 1
+    assert val(ss, "ndb_transporter_status_code", node_id=1, remote_node_id=2) == 1  # CONNECTING
     assert val(ss, "ndb_transporter_sent_bytes_total", node_id=1, remote_node_id=2) == 4242
     assert val(ss, "ndb_memory_used_bytes", node_id=1, memory_type="Data memory") == 327680
-    assert not [x for x in names(ss, "ndb_transporter_status")
+    assert not [x for x in names(ss, "ndb_transporter_status_code")
                 if x["node_id"] == x["remote_node_id"]]
     has_details = any(v.name == "transporter_details" for v in schema.views_for(profile))
     assert val(ss, "ndb_exporter_collector_supported",
@@ -779,6 +949,29 @@ def test_real_view_definitions_per_version(scratch: Scratch, cur, tmp_path: Path
     for c in ALL:
         if all(any(v.name == name for v in schema.views_for(profile)) for name in c.views):
             assert val(ss, "ndb_exporter_collector_success", collector=c.name) == 1, c.name
+
+
+def test_views_a_version_lacks_are_unsupported_and_said_once(scratch: Scratch, cur,
+                                                              tmp_path: Path, caplog) -> None:
+    """7.6's SQL node defines no pgman_time_track_stats (added in NDB 8.0.19): its collector
+    is `supported 0` on every scrape and logged once; the issue's other views are there."""
+    cur.execute("DROP DATABASE ndbinfo")
+    cur.execute("CREATE DATABASE ndbinfo")
+    for stmt in ddl.ddl("7.6").statements():
+        cur.execute(stmt)
+    scraper = make_scraper(scratch, tmp_path / "s.json")
+    with caplog.at_level(logging.INFO, logger="ndbinfo_exporter.scrape"):
+        for _ in range(3):
+            ss = Samples.of_families(scraper.scrape())
+            assert val(ss, "ndb_exporter_collector_supported",
+                       collector="pgman_time_track_stats") == 0
+            assert val(ss, "ndb_exporter_collector_success",
+                       collector="pgman_time_track_stats") is None
+            for c in ("memory_per_fragment", "cluster_transactions", "cluster_locks",
+                      "tc_time_track_stats", "diskpagebuffer"):
+                assert val(ss, "ndb_exporter_collector_success", collector=c) == 1, c
+    said = [r for r in caplog.records if "pgman_time_track_stats" in r.getMessage()]
+    assert len(said) == 1 and "unsupported" in said[0].getMessage()
 
 
 # -- data nodes that are down, LCP progress, slow collectors, views not served ----------

@@ -289,3 +289,67 @@ def test_rolling_upgrade_version_skew(ndb_lab) -> None:
         1 for _, v in series(s, "ndb_exporter_collector_success") if v == 0] and s, 40,
         "every collector succeeds after the upgrade")
     assert val(ss, "ndb_up") == 1
+
+
+NEW_COLLECTORS = ("memory_per_fragment", "cluster_transactions", "cluster_locks",
+                  "tc_time_track_stats", "diskpagebuffer", "pgman_time_track_stats")
+
+
+def test_workload_collectors_on_each_version_profile(ndb_lab) -> None:
+    """Issue 27: on the 8.0 and 8.4 profiles every new collector succeeds on the simulator's
+    rows; on 7.6 the view that version lacks (pgman_time_track_stats, NDB 8.0.19+) is
+    unsupported and the others succeed."""
+    port = ndb_lab.service("ndb-exporter")["port"]
+    version = ndb_lab.service("ndb-model")["extra"]["version"]
+    try:
+        for profile in ("8.0", "8.4"):
+            ndb_lab.cli("lab", "ndb", "set-version", profile)
+            ss = eventually(lambda: (s := scrape(port)) and all(
+                val(s, "ndb_exporter_collector_success", collector=c) == 1
+                for c in NEW_COLLECTORS) and s, 40, f"every new collector on {profile}")
+            assert val(ss, "ndb_up") == 1
+            # the simulator's load: open transactions, per-table memory, latency histograms
+            assert sum(v for _, v in series(ss, "ndb_transactions")) > 0
+            tables = {lbl["table"] for lbl, _ in series(ss, "ndb_table_rows")}
+            assert "sim/def/t0" in tables and not [t for t in tables if "$unique" in t]
+            assert val(ss, "ndb_tc_latency_seconds_count", node_id=1,
+                       activity="transaction") > 0
+            hits = val(ss, "ndb_disk_page_buffer_requests_total", node_id=1,
+                       outcome="direct_return")
+            assert hits and hits > 0
+        ndb_lab.cli("lab", "ndb", "set-version", "7.6")
+        ss = eventually(lambda: (s := scrape(port)) and val(
+            s, "ndb_exporter_collector_supported", collector="pgman_time_track_stats") == 0
+            and s, 40, "pgman_time_track_stats unsupported on 7.6")
+        for c in NEW_COLLECTORS[:-1]:
+            assert val(ss, "ndb_exporter_collector_success", collector=c) == 1, c
+        assert val(ss, "ndb_exporter_collector_success",
+                   collector="pgman_time_track_stats") is None
+    finally:
+        ndb_lab.cli("lab", "ndb", "set-version", version)
+
+
+def test_a_long_transaction_and_the_locks_waiting_for_it(ndb_lab) -> None:
+    """The simulator's long-transaction fault: a client keeps a transaction open on data
+    node 2's TC; its inactivity grows and requests queue behind its row locks, which live
+    on the data nodes holding the rows."""
+    port = ndb_lab.service("ndb-exporter")["port"]
+    ndb_lab.cli("lab", "ndb", "fault", "long-transaction", "--node", "2")
+    try:
+        first = eventually(lambda: (s := scrape(port)) and (val(
+            s, "ndb_transaction_inactive_seconds_max", node_id=2) or 0) >= 2 and s, 30,
+            "an inactive transaction on node 2")
+        later = eventually(lambda: (s := scrape(port)) and val(
+            s, "ndb_transaction_inactive_seconds_max", node_id=2) > val(
+            first, "ndb_transaction_inactive_seconds_max", node_id=2) and s, 30,
+            "its inactivity grows")
+        # its locks are on the replicas of the rows (LDM nodes), not only on its TC's node
+        waiting = sum(v for lbl, v in series(later, "ndb_locks") if lbl["state"] == "waiting")
+        assert waiting >= 2
+        assert max(v for lbl, v in series(later, "ndb_lock_duration_seconds_max")
+                   if lbl["state"] == "holding") >= 2
+    finally:
+        ndb_lab.cli("lab", "ndb", "fault", "long-transaction", "--off")
+    eventually(lambda: (s := scrape(port)) and (val(
+        s, "ndb_transaction_inactive_seconds_max", node_id=2) or 0) < 2 and s, 30,
+        "the transaction ended")

@@ -1,6 +1,6 @@
 """The loadgen on NDB, where NDB cannot run: every statement it would send there checked
-against the forms MySQL's manual and mysql-server's own NDB test suite use (recorded with
-their source in shared/fixtures/ndb-ddl/), and the refusal on a server without NDBCLUSTER
+against the forms MySQL's manual and mysql-server's own NDB test suite use (each clause kind
+cited where the suite uses it), and the refusal on a server without NDBCLUSTER
 against a real MariaDB (the lab's). The NDB path has never run against a real NDB here.
 """
 
@@ -14,8 +14,6 @@ import pytest
 from clusterscope_loadgen import config, ddl, target
 from clusterscope_loadgen.config import LUA_DIR
 from helpers import REPO, SHARED
-
-FORMS = SHARED / "fixtures" / "ndb-ddl"  # recorded from other repositories: shared/
 
 
 # -- the statements, as clause kinds --------------------------------------------------------
@@ -88,29 +86,78 @@ def clauses(sql: str) -> set[str]:
     return out
 
 
-def recorded() -> dict[str, list[tuple[str, str]]]:
-    """Clause kind -> the recorded NDB statements that have it, with their source file."""
-    out: dict[str, list[tuple[str, str]]] = {}
-    for f in sorted(FORMS.glob("*.sql")):
-        text = "\n".join(ln for ln in f.read_text().splitlines() if not ln.startswith("#"))
-        for stmt in filter(None, (_strip(x) for x in text.split(";"))):
-            # the suite's statements all address NDB tables; a CREATE says so itself
-            if stmt.upper().startswith("CREATE") and not re.search(r"ENGINE ?=? ?NDB", stmt,
-                                                                     re.I):
-                continue
-            for kind in clauses(stmt):
-                out.setdefault(kind, []).append((f.name, stmt))
-    return out
+# Where each clause kind is used on NDB by mysql-server's own NDB test suite
+# (mysql/mysql-server, mysql-test/suite/ndb/t/<file>, at the commit given): facts read
+# there, not the statements, which stay in that repository.
+_SUITE = "mysql/mysql-server mysql-test/suite/ndb/t/"
+BASIC = _SUITE + "ndb_basic.test@0512f6115f821a1c019bcfa16aed7ca3b64d52b8"
+COMMENT = _SUITE + "ndb_alter_table_comment.test@581368e2a2653458e4eb14ec0f355b21b40909b8"
+FK_CASCADE = _SUITE + "ndb_fk_cascade_delete.test@6e8b627d0b53ae0071f40faf3d6e04cc1b7767cf"
+FK_DB = _SUITE + "ndb_fk_db.test@0512f6115f821a1c019bcfa16aed7ca3b64d52b8"
+PART_KEY = _SUITE + "ndb_partition_key.test@087b0bbd728a471c61373cf852bd109720f6237c"
+REAL_FORMS: dict[str, tuple[str, ...]] = {
+    "engine=ndbcluster": (BASIC,),
+    "engine=ndb": (BASIC, COMMENT, FK_CASCADE, FK_DB, PART_KEY),
+    "ndb_table:NOLOGGING": (COMMENT,),
+    "ndb_table:READ_BACKUP": (COMMENT,),
+    "ndb_table:PARTITION_BALANCE": (COMMENT,),
+    "ndb_table:FULLY_REPLICATED": (COMMENT,),
+    "foreign key": (FK_CASCADE, FK_DB),
+    "foreign key: named constraint": (FK_CASCADE, FK_DB),
+    "foreign key: on delete cascade": (FK_CASCADE,),
+    "foreign key: on update restrict": (FK_CASCADE,),
+    "partition by key": (PART_KEY,),
+    "partitions n": (PART_KEY,),
+    "no primary key (hidden key)": (BASIC,),
+    "composite primary key": (BASIC, PART_KEY),
+    "auto_increment": (BASIC, FK_CASCADE),
+    "auto_increment in a composite primary key": (PART_KEY,),
+    "secondary index": (BASIC, FK_CASCADE, FK_DB),
+    "unique key": (FK_CASCADE, FK_DB),
+}
 
+# The NDB_TABLE options and their values: the syntax block of MySQL 8.0 Reference Manual
+# 13.1.20.11 "Setting NDB_TABLE Options" (dev.mysql.com/doc/refman/8.0/en/
+# create-table-ndb-comment-options.html), which adds that spaces are not permitted within
+# the quoted string.
+MANUAL_GRAMMAR: dict[str, set[str]] = {
+    "NOLOGGING": {"1", "0"},
+    "READ_BACKUP": {"1", "0"},
+    "PARTITION_BALANCE": {"FOR_RP_BY_NODE", "FOR_RA_BY_NODE", "FOR_RP_BY_LDM", "FOR_RA_BY_LDM",
+                          "FOR_RA_BY_LDM_X_2", "FOR_RA_BY_LDM_X_3", "FOR_RA_BY_LDM_X_4"},
+    "FULLY_REPLICATED": {"1", "0"},
+}
 
-def manual_grammar() -> dict[str, set[str]]:
-    """NDB_TABLE option -> its allowed values, from the manual's syntax block."""
-    text = (FORMS / "refman-8.0-ndb-table-options.txt").read_text()
-    body = text[text.index("ndb_table_option: {"):]
-    grammar: dict[str, set[str]] = {}
-    for m in re.finditer(r"(\w+)=\{([^}]*)\}", body):
-        grammar[m.group(1)] = {v.strip() for v in m.group(2).split("|")}
-    return grammar
+# Statements written here in the styles those tests use (lower or upper case, ENGINE after
+# the columns or on its own line, '=' with or without spaces, the comment before ENGINE,
+# ALTER TABLE with ALGORITHM): the clause reader must read each kind in each style.
+STYLES: dict[str, set[str]] = {
+    "CREATE TABLE a (k INT NOT NULL PRIMARY KEY, v INT) ENGINE=NDBCLUSTER":
+        {"engine=ndbcluster"},
+    "create table b (x int, y int) engine=ndbcluster": {"engine=ndbcluster",
+                                                        "no primary key (hidden key)"},
+    "CREATE TABLE c (p INT, q INT, r INT, s INT, PRIMARY KEY(p,q,r))\n ENGINE = NDB\n"
+    " PARTITION BY KEY (p,q)": {"engine=ndb", "composite primary key", "partition by key"},
+    "CREATE TABLE d (i MEDIUMINT NOT NULL AUTO_INCREMENT, j INT NOT NULL, PRIMARY KEY(i,j))"
+    " ENGINE=NDB PARTITION BY KEY(j) PARTITIONS 3":
+        {"engine=ndb", "composite primary key", "auto_increment in a composite primary key",
+         "partition by key", "partitions n"},
+    "create table e (a int primary key auto_increment, b int not null, unique(b) using hash,"
+    " index(b)) engine = ndb": {"engine=ndb", "auto_increment", "unique key",
+                                "secondary index"},
+    "create table f (a int primary key, constraint f1 foreign key(a) references e (a),"
+    " index(a)) engine = ndb": {"engine=ndb", "foreign key", "foreign key: named constraint",
+                                "secondary index"},
+    "alter table f add constraint f2 foreign key (a) references e (a) on delete cascade"
+    " on update restrict": {"foreign key", "foreign key: named constraint",
+                            "foreign key: on delete cascade", "foreign key: on update restrict"},
+    'CREATE TABLE g (k INT PRIMARY KEY) ENGINE=ndb COMMENT="NDB_TABLE=NOLOGGING=1,READ_BACKUP=0"':
+        {"engine=ndb", "ndb_table:NOLOGGING", "ndb_table:READ_BACKUP"},
+    'create table h (k int primary key) COMMENT="NDB_TABLE=PARTITION_BALANCE=FOR_RP_BY_LDM"'
+    " engine=ndb": {"engine=ndb", "ndb_table:PARTITION_BALANCE"},
+    'ALTER TABLE h ALGORITHM=inplace, COMMENT="NDB_TABLE=FULLY_REPLICATED=0"':
+        {"ndb_table:FULLY_REPLICATED"},
+}
 
 
 def ndb_statements() -> dict[str, str]:
@@ -128,37 +175,29 @@ def ndb_statements() -> dict[str, str]:
     return out
 
 
-def test_the_clause_reader_reads_the_recorded_forms() -> None:
-    forms = recorded()
-    # each kind the checks below lean on is found in the recorded statements
-    for kind in ("engine=ndbcluster", "engine=ndb", "ndb_table:READ_BACKUP",
-                 "ndb_table:PARTITION_BALANCE", "foreign key: named constraint",
-                 "foreign key: on delete cascade", "partition by key", "partitions n",
-                 "no primary key (hidden key)", "auto_increment in a composite primary key",
-                 "secondary index", "composite primary key"):
-        assert kind in forms, kind
-    assert manual_grammar()["READ_BACKUP"] == {"1", "0"}
-    assert "FOR_RA_BY_LDM_X_4" in manual_grammar()["PARTITION_BALANCE"]
+def test_the_clause_reader_reads_each_kind_in_the_styles_the_ndb_suite_uses() -> None:
+    for stmt, kinds in STYLES.items():
+        assert clauses(stmt) == kinds, stmt
+    assert set().union(*STYLES.values()) == set(REAL_FORMS)
 
 
-def test_every_ndb_statement_follows_a_recorded_real_form() -> None:
-    forms = recorded()
-    grammar = manual_grammar()
+def test_every_ndb_statement_follows_a_real_form() -> None:
     statements = ndb_statements()
     assert {"fk.users_posts_fk", "read_backup.rb_rb1", "partitioning.part_p8",
             "batching_pk.bp_nopk"} <= set(statements)
+    assert set(ddl.PARTITION_BALANCES) == MANUAL_GRAMMAR["PARTITION_BALANCE"]
     unmatched = []
     for name, stmt in statements.items():
         kinds = clauses(stmt)
         assert "engine=ndbcluster" in kinds, name
-        unmatched += [f"{name}: {k}" for k in sorted(kinds) if k not in forms]
+        unmatched += [f"{name}: {k}" for k in sorted(kinds) if k not in REAL_FORMS]
         # every NDB_TABLE option and value is the manual's, written as the grammar says
         if m := re.search(r'COMMENT="NDB_TABLE=([^"]*)"', stmt):
             assert " " not in m.group(1), (name, "no spaces inside the quoted string")
             for opt in m.group(1).split(","):
                 key, value = opt.split("=", 1)
-                assert value in grammar.get(key, set()), (name, opt)
-    assert not unmatched, "clauses no recorded NDB statement has:\n" + "\n".join(unmatched)
+                assert value in MANUAL_GRAMMAR.get(key, set()), (name, opt)
+    assert not unmatched, "clauses no real NDB statement has:\n" + "\n".join(unmatched)
 
 
 def test_the_fk_schema_is_the_one_the_field_facts_ran_on_ndb() -> None:

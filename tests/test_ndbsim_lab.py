@@ -130,10 +130,28 @@ def sample_during(cnf: str, node: int, stop: threading.Event, out: list) -> None
         time.sleep(0.2)
 
 
+def _total(cnf: str, node: int) -> float:
+    return sum(v for k, v in counters(cnf).items() if k[0] == node)
+
+
+def _wait_for_history(cnf: str, node: int, seconds: float = 8.0) -> None:
+    """Until the node's counters hold `seconds` of its current growth: a reset is then
+    seen by a sampler that reads the counters at least once in that many seconds after the
+    node is back (a node just restarted by the previous case regrows past its old values
+    in the time one slow sample takes)."""
+    def grown() -> bool:
+        start = _total(cnf, node)
+        time.sleep(1.0)  # the growth of one second, measured
+        total = _total(cnf, node)
+        return total - start > 0 and total >= seconds * (total - start)
+    eventually(grown, 60, f"{seconds:.0f} s of counter history on node {node}")
+
+
 @pytest.mark.parametrize("profile,scale", [("7.6", 120), ("7.5", 240)])
 def test_restart_passes_every_status_in_order_and_adds_up(sim, profile: str,
                                                           scale: int) -> None:
     cnf, node = sim["cnf"], 2
+    _wait_for_history(cnf, node)
     samples: list = []
     stop = threading.Event()
     before = counters(cnf)

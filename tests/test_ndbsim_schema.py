@@ -89,6 +89,18 @@ def test_versions_have_the_views_and_columns_their_release_has() -> None:
     tds = schema.view("table_distribution_status")
     assert "ADD_TABLE_COORDINATOR" in tds.columns_for("8.0")[2].decode_map().values()
     assert "ADD_TABLE_MASTER" in tds.columns_for("7.6")[2].decode_map().values()
+    # issue 27's views: all in 7.5/7.6 but the PGMAN histograms (NDB 8.0.19)
+    workload = {"memory_per_fragment", "cluster_transactions", "cluster_locks",
+                "tc_time_track_stats", "diskpagebuffer"}
+    for v in schema.PROFILES:
+        assert workload <= views(v), v
+    assert "pgman_time_track_stats" not in views("7.6") | views("8.0.18")
+    assert "pgman_time_track_stats" in views("8.0.19") & views("8.4")
+    # the kernel's histogram bounds: 50 us x 1.5 in integers (Dbtc), 0, 16, x2 .. ~0 (Pgman)
+    assert schema.tc_time_track_bounds()[:6] == [50, 75, 112, 168, 252, 378]
+    assert len(schema.tc_time_track_bounds()) == 32
+    pg = schema.pgman_time_track_bounds()
+    assert pg[:4] == [0, 16, 32, 64] and len(pg) == 20 and pg[-1] == 2**32 - 1
     mem75 = ddl.ddl("7.5").views
     mem80 = ddl.ddl("8.0").views
     assert any("Index memory" in s for s in mem75)

@@ -1,6 +1,6 @@
 """The README's before/after walkthrough, run as written on the lab's real Galera.
 
-The two fenced blocks at the top of "Comparing before/after, the report, and the demo" are
+The two fenced blocks at the top of README's "Compare before and after" are
 read from README.md: the first sets the variables (here: the lab's VictoriaMetrics, node 1's
 root login over its socket and PERIOD=90s, in place of a staging cluster's), the second is
 run by bash exactly as it stands. The loadgen runs along as the prose says for the lab.
@@ -22,7 +22,7 @@ from helpers import REPO, eventually
 
 from clusterscope.lab.monitoring import vm_client
 
-SECTION = "## Comparing before/after, the report, and the demo"
+SECTION = "## Compare before and after"
 PERIOD = "90s"
 
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ndbinfo_exporter import schema
+
 from clusterscope.ndbsim import ddl
 
 PROFILE = "8.0"
 READ = ("nodes", "membership", "processes", "config_nodes", "threads", "cpustat", "threadstat",
         "transporters", "memoryusage", "resources", "counters", "logbuffers", "logspaces",
         "restart_info", "disk_write_speed_aggregate", "table_distribution_status",
-        "table_fragments", "table_replicas")
+        "table_fragments", "table_replicas", "cluster_transactions", "cluster_locks",
+        "diskpagebuffer", "tc_time_track_stats", "pgman_time_track_stats",
+        "memory_per_fragment")
 # view -> [(column, SQL type)] as the view shows them, from the shared descriptions
 VIEWS: dict[str, list[tuple[str, str]]] = {
     v: [(c, t) for c, t, _ in ddl.expected_columns(PROFILE)[v]] for v in READ}
@@ -101,9 +105,53 @@ def populate(cur: Any, data_nodes: int, ldm: int, tables: int = 20,
             rows["table_distribution_status"].append(
                 (n, t, "IDLE", "IDLE", "wRITING_TO_FILE" if t % 2 else "COMPLETED", "ACTIVE",
                  "NORMAL", frags, frags, 0, 0, 0))
+    _workload(rows, nodes, ldm, tables, [o for o, t in others if t == "API"])
     for view, rs in rows.items():
         _insert(cur, view, rs, database)
     return {v: len(rs) for v, rs in rows.items()}
+
+
+def _workload(rows: dict[str, list[tuple]], nodes: list[int], ldm: int, tables: int,
+              apis: list[int]) -> None:
+    """Transactions, locks, the disk page buffer, latency histograms and memory per table at
+    the size the kernel's row estimates give (NdbinfoTables.cpp): tc_time_track_stats has
+    data nodes x TC instances x (data + API nodes) x 32 rows, 1.4M at 144 data nodes."""
+    tcs = OTHER_THREADS.count("tc")
+    tc_bounds, pg_bounds = schema.tc_time_track_bounds(), schema.pgman_time_track_bounds()
+    tc_counts = [tuple(max(0, 900 - 30 * i) * (k + 1) for k in range(10))
+                 for i in range(len(tc_bounds))]
+    pg_counts = [tuple(max(0, 500 - 25 * i) * (k + 1) for k in range(4))
+                 for i in range(len(pg_bounds))]
+    for n in nodes:
+        for tc in range(1, tcs + 1):
+            for k in range(5):  # open transactions, each with 3 row locks on 2 replicas
+                transid = (n << 40) + (tc << 20) + k
+                rows["cluster_transactions"].append(
+                    (n, tc, transid, "Started" if k % 2 else "Committing", 3, 0, k // 4,
+                     apis[k % len(apis)], 32768 + tc))
+                for r in range(3):
+                    for replica in (n, nodes[n % len(nodes)]):
+                        rows["cluster_locks"].append(
+                            (replica, 1 + r % ldm, 10 + r, r, 1000 * k + r, transid, "X", "H",
+                             "*", "UPDATE", 2, 10 * k + r, None))
+            for comm in [*nodes, *apis]:
+                for bound, counts in zip(tc_bounds, tc_counts, strict=True):
+                    rows["tc_time_track_stats"].append((n, 245, tc, comm, bound, *counts))
+        for inst in range(1, ldm + 2):
+            rows["diskpagebuffer"].append((n, inst, 10**5, 10**4, 5 * 10**4, 10**3, 10**7,
+                                           10**3, 5 * 10**4))
+            for bound, counts in zip(pg_bounds, pg_counts, strict=True):
+                rows["pgman_time_track_stats"].append((n, 258, inst, bound, *counts))
+        for t in range(tables):
+            objects = [(f"sim/def/t{t}", None, "User table", 10 + t)]
+            if t % 3 == 0:
+                objects.append((f"sys/def/{10 + t}/u$unique", f"sim/def/t{t}",
+                                "Unique hash index", 100 + t))
+            for name, parent, typ, tid in objects:
+                for f in range(ldm):
+                    rows["memory_per_fragment"].append(
+                        (name, parent, typ, tid, n, 1 + f % ldm, f, 2**24, 2**18, 96,
+                         170000, 2730, 2**22, 2**16, 60000, 2**20))
 
 
 def emulate_round_trips(cur: Any, max_rows: int, rtt_seconds: float,

@@ -37,7 +37,7 @@ ACCOUNT = exporters.NDB_USER
 DEFAULT_SQL_NODES = 2
 MAX_SQL_NODES = 3  # the lab's port table has room for three (clusterscope/lab/ports.py)
 FAULTS = ("transporter-overload", "transporter-slowdown", "lcp-stall", "arbitrator-lost",
-          "restart-stuck",
+          "restart-stuck", "long-transaction",
           "view-error", "null-columns", "ndbinfo-offline", "clear")
 
 
@@ -235,7 +235,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     f = nsub.add_parser("fault", help="inject (or with --off clear) a fault")
     f.add_argument("fault", choices=FAULTS)
     f.add_argument("--off", action="store_true")
-    f.add_argument("--node", type=int, help="transporter faults: reporting data node")
+    f.add_argument("--node", type=int, help="transporter faults: reporting data node;"
+                   " long-transaction: the data node whose TC holds it (default: the first)")
     f.add_argument("--remote", type=int, help="transporter faults: the other end")
     f.add_argument("--status", type=int, help="restart-stuck: node_restart_status_int to"
                    " hold a restart in (e.g. 10)")

@@ -25,6 +25,10 @@ def up(lab: Lab) -> Service:
             "--web.listen-address", f"127.0.0.1:{port}",
             # the lab scrapes every 5 s: finish well inside that
             "--scrape.timeout", "4s",
+            # the slow collectors (per-fragment views, histograms, memory per table) are
+            # tiny here, and a lab scenario lasts minutes: every 10 s, so rate() over 5m
+            # sees the histograms move within a scenario (60 s by default)
+            "--scrape.slow-interval", "10s",
             "--state.dir", str(home)]
     return lab.spawn(NAME, "ndb", "ndbinfo_exporter reading the simulated ndbinfo", argv,
                      port=port, cwd=home, simulated=True, ready_timeout=30,

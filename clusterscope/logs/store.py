@@ -2,7 +2,7 @@
 
 Flags of VictoriaLogs v1.52.1 (VictoriaMetrics/VictoriaLogs app/vlstorage/main.go,
 app/victoria-logs/main.go): `-retentionPeriod` deletes entries whose `_time` is older
-(its default is 7d; set explicitly here so the README states what runs),
+(its default is 7d; set explicitly here so the docs state what runs),
 `-retention.maxDiskUsagePercent` deletes the oldest data when the disk holding the data
 fills beyond it (compose only: a lab's disk is shared with other work),
 `-futureRetention` (default 2d) rejects entries stamped further ahead.

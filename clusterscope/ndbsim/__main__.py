@@ -106,6 +106,11 @@ class Runner:
             f.lcp_stall = on
         elif name == "arbitrator-lost":
             f.arbitrator_lost = on
+        elif name == "long-transaction":
+            node = int(cmd.get("node") or self.sc.data_nodes[0])
+            if node not in self.model.nodes:
+                raise ValueError(f"node {node} is not a data node of this cluster")
+            f.long_transaction = node if on else None
         elif name == "restart-stuck":
             f.restart_stuck = int(cmd["status"]) if on else None
         elif name == "null-columns":
@@ -174,7 +179,7 @@ class Runner:
                 for mirror in self.mirrors:
                     mirror.resync()
                     mirror.write(self.store, self.model.tables(full=True), f.offline,
-                                 f.view_error, f.null_columns)
+                                 self.broken(), f.null_columns)
                 self.store.finish_command(cid, ok, result)
         except pymysql.MySQLError as exc:
             self._primary_lost(exc)

@@ -85,7 +85,8 @@ def base_tables_for(version: str) -> list[BaseTable]:
         for name in (b.name, *v.also_bases):
             seen.setdefault(name, replace(b, name=name))
     for lk in LOOKUPS:
-        seen.setdefault(lk.name, lk)
+        if at_least(version, lk.since):
+            seen.setdefault(lk.name, lk)
     return list(seen.values())
 
 

@@ -18,6 +18,7 @@ from clusterscope.ndbsim import restart as rs
 from clusterscope.ndbsim import rows
 from clusterscope.ndbsim.rows import PAGE, TABLE_ID0
 from clusterscope.ndbsim.scenario import Scenario
+from clusterscope.ndbsim.workload import Workload
 
 # cluster-log lines (ndb_mgmd wording) when the restarting node enters a status
 PHASE_LOG = {5: ["Start phase 0 completed (node restart)",
@@ -110,12 +111,16 @@ class Faults:
     view_error: set[str] = field(default_factory=set)
     offline: bool = False
     arbitrator_lost: bool = False  # the management node (arbitrator) unreachable
+    # a client keeps a transaction open (idle) on this data node's TC, holding its row locks,
+    # while others queue behind them
+    long_transaction: int | None = None
 
     def as_dict(self) -> dict:
         return {"overload": sorted(self.overload), "slowdown": sorted(self.slowdown),
                 "lcp_stall": self.lcp_stall, "restart_stuck": self.restart_stuck,
                 "null_columns": self.null_columns, "view_error": sorted(self.view_error),
-                "offline": self.offline, "arbitrator_lost": self.arbitrator_lost}
+                "offline": self.offline, "arbitrator_lost": self.arbitrator_lost,
+                "long_transaction": self.long_transaction}
 
 
 class Model:
@@ -125,6 +130,9 @@ class Model:
         self.version = version
         self.sql_port = sql_port
         self.rng = random.Random(seed)
+        self.work = Workload(self.rng, sc.tables)
+        # (wall time, rows) of the histogram tables, rebuilt every few seconds (rows.py)
+        self.histogram_rows: tuple[float, dict] | None = None
         self.ctime = 0.0
         self.wall_total = 0.0
         self.threads: list[tuple[int, str]] = []
@@ -188,6 +196,7 @@ class Model:
         node.slow = [[0.0, 0.0, 0.0] for _ in range(sc.ldm)]
         node.dws.clear()
         node.data_pages = sc.data_gb_per_node * 1e9 / PAGE
+        self.work.reset(node.id)
 
     def _fresh_transporters(self, node: Node) -> None:
         node.trp = {r: Trp(status=self._link_status(r)) for r in self.remotes if r != node.id}
@@ -496,6 +505,64 @@ class Model:
                 if node.cpu.get(self._ldm_thr(i), (0,) * 4)[3] > 90:
                     s[1] += dt
             self._transporters(node, dt, r_node, w_node, tx_node)
+            if up:
+                self._workload(node, r_node, w_node, tx_node, ab_node)
+        self._snapshot((reads + writes) / dt, serving)
+
+    def _workload(self, node: Node, r: float, w: float, tx: float, ab: float) -> None:
+        """What this tick's operations leave in the TC and PGMAN histograms and the disk
+        page buffer. Who records what (Dbtc::time_track_complete_*, DbtcMain.cpp):
+        transactions and scans on the requesting API node, key operations on both the API
+        node and the data node that executes them, fragment scans on the data node."""
+        sc, wk = self.sc, self.work
+        tcs = max(1, sc.threads["tc"])
+        apis = sc.sql_nodes or [0]
+        dbs = [n.id for n in self.serving()] or [node.id]
+        share = 1.0 / (tcs * len(apis))
+        db_share = 1.0 / (tcs * len(dbs))
+        scans = tx * 0.06
+        per_api = {"transactions": tx, "transaction_errors": ab, "scans": scans,
+                   "scan_errors": scans * 0.001}
+        keys = {"read_key_ops": r, "write_key_ops": w, "index_key_ops": r * 0.05,
+                "key_op_errors": r * 0.001}
+        frags = {"scan_fragments": scans * sc.ldm * sc.node_groups,
+                 "scan_fragment_errors": scans * 0.001}
+        for tc in range(1, tcs + 1):
+            for api in apis:
+                for activity, n in (*per_api.items(), *keys.items()):
+                    wk.record_tc(node.id, tc, api, activity, n * share)
+            for db in dbs:
+                for activity, n in (*keys.items(), *frags.items()):
+                    wk.record_tc(node.id, tc, db, activity, n * db_share)
+        # the disk page buffer: one PGMAN per LDM plus one more (manual, ndbinfo diskstat);
+        # the extra one (numbered last here, not confirmed) sees little of the traffic
+        disk_ops = (r + w) * sc.disk_data_share
+        hit = sc.disk_page_buffer_hit_ratio
+        for inst in range(1, sc.ldm + 2):
+            part = disk_ops / sc.ldm if inst <= sc.ldm else disk_ops * 0.001
+            queued = part * 0.004
+            misses = max(0.0, part * (1.0 - hit) - queued)
+            written = w * sc.disk_data_share / sc.ldm * 0.5 if inst <= sc.ldm else 0.0
+            lcp = written * 0.3 if self.lcp_running else 0.0
+            wk.record_dpb(node.id, inst, page_requests_direct_return=part - queued - misses,
+                          page_requests_wait_queue=queued, page_requests_wait_io=misses,
+                          pages_read=misses, pages_written=written + lcp,
+                          pages_written_lcp=lcp, log_waits=written * 0.01)
+            wk.record_pgman(node.id, inst, "page_reads", misses)
+            wk.record_pgman(node.id, inst, "page_writes", written + lcp)
+            wk.record_pgman(node.id, inst, "log_waits", written * 0.01)
+            wk.record_pgman(node.id, inst, "get_page", part)
+
+    def _snapshot(self, ops_per_sec: float, serving: list[Node]) -> None:
+        """The transactions open right now and their locks (rows.tables renders them)."""
+        sc = self.sc
+        tps = {n.id: ops_per_sec / sc.ops_per_transaction / max(1, len(serving)) for n in serving}
+        live = {n.id for n in serving}
+        frags = [(tid, f, [x for x in sc.group_nodes(grp) if x in live])
+                 for tid, f, grp, _ in self.fragments[:64]]
+        frags = [f for f in frags if f[2]]
+        self.work.snapshot(self.wall_total, tps, max(1, sc.threads["tc"]),
+                           sc.sql_nodes or [0], frags, sc.ldm, self.faults.long_transaction)
 
     def _ldm_thr(self, i: int) -> int:
         return [t for t, k in self.threads if k == "ldm"][i]

@@ -1,6 +1,6 @@
 """Node restart profiles (NDB 7.5.10 vs 7.6.6) and the plan one simulated restart follows.
 
-Durations come from the field facts (README, "Field facts": 7.5.10 vs 7.6.6, ~60 GB, 8 LDM)
+Durations come from the field facts (docs/lab.md, "Field facts": 7.5.10 vs 7.6.6, ~60 GB, 8 LDM)
 and scale with the scenario's data size, LDM count and disk write speed. 7.5 waits for one
 full LCP plus part of the one running when it starts (large variance, grows with data size
 and falls with disk write speed); 7.6 waits for a partial local LCP of roughly constant

@@ -40,6 +40,10 @@ class Scenario:
     ldm_ops_capacity: float
     tc_ops_capacity: float
     path: str = ""
+    # share of the operations that touch disk data columns (through the disk page buffer),
+    # and the share of those the buffer serves without waiting for a read
+    disk_data_share: float = 0.1
+    disk_page_buffer_hit_ratio: float = 0.97
 
     @property
     def node_groups(self) -> int:
@@ -100,4 +104,6 @@ def load(name_or_path: str) -> Scenario:
         ops_per_transaction=float(ld.get("ops_per_transaction", 4)),
         row_bytes=int(ld.get("row_bytes", 200)),
         ldm_ops_capacity=float(ld.get("ldm_ops_capacity", 8000)),
-        tc_ops_capacity=float(ld.get("tc_ops_capacity", 15000)), path=str(path))
+        tc_ops_capacity=float(ld.get("tc_ops_capacity", 15000)), path=str(path),
+        disk_data_share=float(d.get("disk_data_share", 0.1)),
+        disk_page_buffer_hit_ratio=float(d.get("disk_page_buffer_hit_ratio", 0.97)))

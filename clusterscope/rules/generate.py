@@ -85,25 +85,25 @@ def render_files(c: dict | None = None) -> dict[str, str]:
             for f, groups in files.items()}
 
 
-README = REPO / "README.md"
+ALERT_LIST = REPO / "docs" / "monitoring.md"  # the alert list, generated into this page
 BEGIN, END = "<!-- alerts:begin -->", "<!-- alerts:end -->"
 
 
 def readme_alerts(c: dict) -> str:
-    """The README's list of alerts, from the rules themselves (review oncall-2 N18: a
+    """docs/monitoring.md's list of alerts, from the rules themselves (review oncall-2 N18: a
     hand-kept list drifted from the rules)."""
     rows = ["| alert | severity | for | what |", "|---|---|---|---|"]
     for g in all_groups(c):
         for a in g.alerts:
             what = re.sub(r"<([a-z_]+)>", r"`\1`", untemplated(a.summary))
-            rows.append(f"| [{a.name}](runbooks/{a.name}.md) | {a.severity} |"
+            rows.append(f"| [{a.name}](../runbooks/{a.name}.md) | {a.severity} |"
                         f" {a.for_ or '-'} | {what} |")
     return "\n".join(rows)
 
 
 def readme_with_alerts(text: str, c: dict) -> str:
     if BEGIN not in text or END not in text:
-        raise SystemExit(f"rules: README.md lacks the {BEGIN} ... {END} block")
+        raise SystemExit(f"rules: {ALERT_LIST} lacks the {BEGIN} ... {END} block")
     head, rest = text.split(BEGIN, 1)
     return f"{head}{BEGIN}\n{readme_alerts(c)}\n{END}{rest.split(END, 1)[1]}"
 
@@ -111,7 +111,7 @@ def readme_with_alerts(text: str, c: dict) -> str:
 def expected_files() -> dict[Path, str]:
     c = load_config()
     out = {REPO / "rules" / f: text for f, text in render_files(c).items()}
-    out[README] = readme_with_alerts(README.read_text(), c)
+    out[ALERT_LIST] = readme_with_alerts(ALERT_LIST.read_text(), c)
     index = ["# Runbooks", "", "One page per alert (generated; edit"
              " `clusterscope/rules/runbooks/` and run `clusterscope rules generate`).", ""]
     for g in all_groups(c):

@@ -38,7 +38,7 @@ DATA_BOUND_STATES = (9, 12, 13, 14, 15, 16, 17, 22, 23)
 
 
 def groups(c: dict) -> list[Group]:
-    return [_restarts(c), _nodes(c)]
+    return [_restarts(c), _nodes(c), _workload(c)]
 
 
 def data_node_down(c: dict) -> str:
@@ -349,7 +349,8 @@ def _nodes(c: dict) -> Group:
               f" overloaded more than {n['transporter_overloads_max']} times in 10 minutes.",
               "ndb_overview", n["transporter_overloaded_for"]),
         Alert("NdbTransporterDisconnected",
-              f"max without (instance, job, status) (ndb_transporter_status{{{s},status=\"CONNECTED\"}}) == 0"
+              # ndb_transporter_status_code: 0 CONNECTED (transporters' connection_status)
+              f"max {WITHOUT} (ndb_transporter_status_code{{{s}}}) != 0"
               f" and on (cluster, remote_node_id) {running_peer}",
               "warning", "NDB link {{ $labels.node_id }} -> {{ $labels.remote_node_id }} not"
               " connected", "Data node {{ $labels.node_id }} has no connection to data node"
@@ -440,3 +441,104 @@ def _nodes(c: dict) -> Group:
     return g
 
 
+
+
+def _workload(c: dict) -> Group:
+    """Tables against DataMemory, transactions held open, lock waits, the disk page buffer
+    and commit latency (issue 27's collectors)."""
+    n = c["ndb"]
+    s = c["selectors"]["ndb"]
+    table_sum = "cluster_node_table:ndb_table_memory_allocated_bytes:sum"
+    dm = 'memory_type="Data memory"'
+    free = (f"max without (instance, job, memory_type) (ndb_memory_total_bytes{{{s},{dm}}}"
+            f" - ndb_memory_used_bytes{{{s},{dm}}})")
+    waits = "cluster:ndb_lock_waits:count"
+    dpb = f"ndb_disk_page_buffer_requests_total{{{s}}}"
+    dpb_rate = f"sum without (instance, job, outcome) (rate({dpb}[5m]))"
+    hit_ratio = (f"sum without (instance, job, outcome) (rate(ndb_disk_page_buffer_requests_total"
+                 f"{{{s},outcome=\"direct_return\"}}[5m])) / {dpb_rate}")
+    q = n["commit_latency_quantile"]
+    tx = 'activity="transaction"'
+    p_now = (f"histogram_quantile({q}, sum without (instance, job, activity)"
+             f" (rate(ndb_tc_latency_seconds_bucket{{{s},{tx}}}[5m])))")
+    p_rec = "cluster_node:ndb_commit_latency_seconds:quantile_rate5m"
+    base_win, base_off = n["commit_latency_baseline"], n["commit_latency_baseline_offset"]
+    baseline = f"quantile_over_time(0.5, {p_rec}[{base_win}] offset {base_off})"
+    tps = (f"sum without (instance, job, activity) (rate(ndb_tc_latency_seconds_count"
+           f"{{{s},{tx}}}[5m]))")
+    g = Group("ndb-workload", "ndb.yml", records=[
+        # a table's memory on a node, its kinds (fixed, var, hash index) summed
+        (table_sum, f"sum without (instance, job, kind) (ndb_table_memory_allocated_bytes{{{s}}})"),
+        ("cluster_node:ndb_data_memory_free:bytes", free),
+        # waiting lock requests, 0 when there are none (so an average over time is honest)
+        (waits, f"sum without (instance, job, node_id, mode, state) (ndb_locks{{{s},state=\"waiting\"}})"
+                f" or on (cluster) 0 * max without (instance, job) (ndb_up{{{s}}} == 1)"),
+        ("cluster_node:ndb_disk_page_buffer_hit:ratio_rate5m", hit_ratio),
+        ("cluster_node:ndb_disk_page_buffer_requests:rate5m", dpb_rate),
+        (p_rec, p_now),
+        ("cluster_node:ndb_commit_latency_seconds:baseline_median", baseline),
+        ("cluster_node:ndb_commits:rate5m", tps),
+    ])
+    trend, horizon = n["table_memory_trend"], n["table_memory_horizon"]
+    g.alerts += [
+        Alert("NdbTableFillingDataMemory",
+              f"(predict_linear({table_sum}[{trend}], {seconds(horizon)}) - {table_sum})"
+              f" > on (cluster, node_id) group_left () ({free})",
+              "warning", "NDB table {{ $labels.table }} will fill node {{ $labels.node_id }}'s"
+              " DataMemory within " + horizon,
+              "At its growth over the last " + trend + ", table {{ $labels.table }} (with its"
+              " unique indexes and blob parts, ndbinfo.memory_per_fragment) needs"
+              " {{ $value | humanize1024 }}B more on data node {{ $labels.node_id }} within "
+              + horizon + " than the node has free in DataMemory: inserts into any table"
+              " will then fail with error 827 (table is full).", "ndb_node",
+              n["table_memory_for"]),
+        Alert("NdbLongTransaction",
+              f"max {WITHOUT} (ndb_transaction_inactive_seconds_max{{{s}}})"
+              f" > {n['transaction_inactive_seconds_max']}",
+              "warning", "An NDB transaction on node {{ $labels.node_id }}'s TC has been"
+              " inactive for {{ $value }} s",
+              "A transaction coordinated by data node {{ $labels.node_id }} in cluster"
+              " {{ $labels.cluster }} has done nothing for {{ $value }} s"
+              " (ndbinfo.cluster_transactions.inactive_seconds) while staying open: its"
+              " client holds its row locks, and every transaction touching those rows waits"
+              " and times out.", "ndb_overview", n["long_transaction_for"]),
+        Alert("NdbLockWaits",
+              f"avg_over_time({waits}[{n['lock_waits_over']}]) > {n['lock_waits_max']}",
+              "warning", "NDB cluster {{ $labels.cluster }}: {{ $value | printf \"%.1f\" }}"
+              " lock requests waiting on average",
+              "On average {{ $value | printf \"%.1f\" }} row lock requests of"
+              f" {{{{ $labels.cluster }}}} were waiting for a lock held by another transaction"
+              f" over {n['lock_waits_over']} (ndbinfo.cluster_locks, state W): hot rows or a"
+              " transaction holding locks too long; waits beyond"
+              " TransactionDeadlockDetectionTimeout abort with error 266.", "ndb_overview",
+              n["lock_waits_for"], per_node=False),
+        Alert("NdbDiskPageBufferHitRatioLow",
+              f"({hit_ratio}) < {n['disk_page_buffer_hit_ratio_min']}"
+              f" and on (cluster, node_id) ({dpb_rate})"
+              f" > {n['disk_page_buffer_min_requests_per_second']}",
+              "warning", "NDB node {{ $labels.node_id }} disk page buffer hit ratio"
+              " {{ $value | humanizePercentage }}",
+              "Only {{ $value | humanizePercentage }} of the disk data page requests of data"
+              " node {{ $labels.node_id }} found their page in the disk page buffer"
+              " (ndbinfo.diskpagebuffer, over 5 minutes, below"
+              f" {n['disk_page_buffer_hit_ratio_min']:.0%}): the others wait for disk reads,"
+              " and queries on disk data columns slow down.", "ndb_node",
+              n["disk_page_buffer_for"]),
+        Alert("NdbCommitLatencyRegressed",
+              f"({p_now}) > {n['commit_latency_factor']} * ({baseline})"
+              f" and on (cluster, node_id) (({p_now}) - ({baseline}))"
+              f" > {n['commit_latency_min_growth_seconds']}"
+              f" and on (cluster, node_id) ({tps}) > {n['commit_latency_min_tps']}"
+              f" and on (cluster, node_id) count_over_time({p_rec}[{base_win}] offset {base_off})"
+              f" > {n['commit_latency_baseline_min_samples']}",
+              "warning", "NDB commit latency on node {{ $labels.node_id }} is"
+              " {{ $value | humanizeDuration }} (p" + f"{int(q * 100)}" + ")",
+              f"The {int(q * 100)}th percentile of transaction latency (begin to commit ACK,"
+              " ndbinfo.tc_time_track_stats) at data node {{ $labels.node_id }}'s TCs is"
+              " {{ $value | humanizeDuration }}, more than"
+              f" {n['commit_latency_factor']} times its own median over the {base_win} before"
+              f" (and {n['commit_latency_min_growth_seconds'] * 1000:g} ms more), at more"
+              f" than {n['commit_latency_min_tps']} commits/s.", "ndb_overview",
+              n["commit_latency_for"]),
+    ]
+    return g

@@ -176,6 +176,9 @@ def format_operators(fmt: str, zone: str, first: bool) -> list[dict]:
     cond = f"body matches {_s(spec['regex'])}" + ("" if first else f" and {PARSED} == nil")
     ops: list[dict] = [{"type": "regex_parser", "id": f"parse_{fmt}", "if": cond,
                         "regex": spec["regex"], "parse_to": PARSED, "on_error": "send_quiet"}]
+    if "severity" in spec:  # a format whose lines all have one severity
+        ops.append({"type": "add", "id": f"severity_{fmt}", "field": _field("severity"),
+                    "value": spec["severity"], "if": _has(spec["severity_when"])})
     kind = spec.get("time")
     if kind == "ordered_second":
         ops += [{"type": "add", "id": f"time_{fmt}_ns", "field": _field("ts_ns"),

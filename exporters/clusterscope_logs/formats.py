@@ -70,6 +70,20 @@ FORMATS: dict[str, dict] = {
         "time": "ordered_second",
         "node_from": "ndb_node",
     },
+    # The MySQL driver inside Go exporters (mysqld_exporter v0.19.0 uses go-sql-driver/mysql
+    # v1.9.3): its logger writes only critical errors (errors.go: "Logger is used to log
+    # critical error messages"), to stderr with the prefix "[mysql] " and log.Ldate|
+    # log.Ltime, each message led by the file:line that logged it (connection.go mc.log):
+    # `[mysql] 2026/11/26 11:34:41 packets.go:58 read tcp ...: connection reset by peer`,
+    # as the lab's mysqld_exporter wrote it when a node was killed. No severity word, so the
+    # format gives one (`severity`), to the lines that have its field `driver_time`.
+    "go-mysql-driver": {
+        "regex": r"^\[mysql\] (?P<driver_time>\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}) "
+                 r"(?P<message>.*)",
+        "time": None,
+        "severity": "error",
+        "severity_when": "driver_time",
+    },
     # The exporters' and monitoring daemons' own logs: Python logging
     # (`2026-11-22 09:00:00,123 WARNING ndbinfo_exporter: ...`), go-kit/slog logfmt
     # (`level=warn`/`level=WARN`), klog-style; only the severity is taken, the time is
@@ -89,7 +103,7 @@ COMPONENT_FORMATS: dict[str, list[str]] = {
     MYSQLD: ["mysql-iso"],
     NDB_MGMD: ["ndb-cluster-log"],
 }
-DAEMON_FORMATS = ["daemon"]
+DAEMON_FORMATS = ["go-mysql-driver", "daemon"]
 UNPARSED = (GARBD, NDBMTD)
 
 # A mysqld entry may span lines (PXC's "State transfer required:" block, stack traces):
@@ -128,6 +142,8 @@ def parse_line(fmt: str, line: str) -> dict[str, str] | None:
     if not m:
         return None
     fields = {k: v for k, v in m.groupdict().items() if v is not None}
+    if "severity" in FORMATS[fmt]:
+        fields["severity"] = FORMATS[fmt]["severity"]
     if "severity" in fields:
         fields["level"] = level_of(fields["severity"])
     return fields

@@ -1,4 +1,4 @@
-"""Prometheus view of the tracker's state (names and labels: README, section Galera)."""
+"""Prometheus view of the tracker's state (names and labels: docs/galera.md)."""
 
 from __future__ import annotations
 

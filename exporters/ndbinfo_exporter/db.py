@@ -34,6 +34,7 @@ SCHEMA_REFRESH_SECONDS = 30.0
 # storage/ndb/plugin/ha_ndbinfo.cc, sysvar ndbinfo_max_rows): the largest batch cuts the
 # round trips of a scrape 25-fold.
 NDBINFO_MAX_ROWS = 256
+GROUP_CONCAT_MAX_LEN = 16 * 1024 * 1024
 
 
 class QueryTimeout(Exception):
@@ -98,6 +99,9 @@ class Database:
             return str(exc)
 
     def _session_settings(self) -> None:
+        # collectors fetch a node's rows as one string (Context.lines): allow 16 MiB (MySQL's
+        # default is 1 KiB); no privilege needed for the session
+        self._raw(f"SET SESSION group_concat_max_len = {GROUP_CONCAT_MAX_LEN}")
         try:
             self._raw(f"SET SESSION ndbinfo_max_rows = {NDBINFO_MAX_ROWS}")
         except pymysql.MySQLError as exc:

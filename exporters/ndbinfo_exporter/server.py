@@ -34,16 +34,18 @@ class _Fixed(_RegistryCollector):
         return self.metrics
 
 
-def encode(metrics: list) -> bytes:
-    """Text format 0.0.4 (what Prometheus and VictoriaMetrics scrape)."""
-    out: list[str] = []
+def encode(metrics: list) -> list[bytes]:
+    """Text format 0.0.4 (what Prometheus and VictoriaMetrics scrape), as chunks written one
+    after the other: joining 25 MB of them (144 data nodes) would hold the answer twice."""
+    out: list[bytes] = []
     others = []
     for m in metrics:
         if isinstance(m, Family):
-            m.encode(out)
+            out.append(m.encode())
         else:
             others.append(m)
-    return "".join(out).encode() + generate_latest(_Fixed(others))
+    out.append(generate_latest(_Fixed(others)))
+    return out
 
 
 HANDSHAKE_TIMEOUT = 10.0
@@ -140,15 +142,17 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper | None,
                     return None
             return None
 
-        def _send(self, code: int, ctype: str, body: bytes,
+        def _send(self, code: int, ctype: str, body: bytes | list[bytes],
                   headers: list[tuple[str, str]] | None = None) -> None:
+            chunks = [body] if isinstance(body, bytes) else body
             self.send_response(code)
             self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(sum(len(c) for c in chunks)))
             for name, value in headers or ():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(body)
+            for chunk in chunks:
+                self.wfile.write(chunk)
 
     host, port = address
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

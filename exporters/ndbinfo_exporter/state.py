@@ -167,3 +167,5 @@ class LcpTracker:
 class ExporterState:
     ledger: RestartLedger
     lcp: LcpTracker = field(default_factory=LcpTracker)
+    # counters: counter_id -> (block_name, counter_name) as the view decodes them
+    counter_names: dict[int, tuple[str, str]] = field(default_factory=dict)

@@ -4,8 +4,8 @@
 options (READ_BACKUP, PARTITION_BALANCE) in the table comment. NDB DDL cannot run in this
 lab (the NDB simulator serves ndbinfo views only, no NDB engine): each NDB form below is
 the one MySQL's reference manual and mysql-server's own NDB test suite use, cited where it
-is written, and tests/test_loadgen_ndb.py checks every NDB statement against those forms,
-kept as data with their source in the steering repository's shared/fixtures/ndb-ddl/.
+is written, and tests/test_loadgen_ndb.py checks every NDB statement against those forms
+(each clause kind with the suite's file and commit that uses it, and the manual's grammar).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _engine_clause(engine: str, ndb_options: dict[str, object] | None = None) ->
 
 
 def fk_tables(engine: str) -> dict[str, str]:
-    """The FK schema of the field facts (README, "Field facts"):
+    """The FK schema of the field facts (docs/lab.md, "Field facts"):
     two parents, children with 0, 1 (fk_forum) and 2 FKs."""
     eng = _engine_clause(engine)
     # InnoDB needs the auto-increment column first in some index; NDB does not: the field

@@ -139,7 +139,7 @@ def latency_ratio(units: Sequence[Unit]) -> Estimate:
                    if u.baseline_p95 > 0 and u.variant_p95 > 0], CONFIDENCE, POWER)
 
 
-# Chosen by measurement (README, "Designs and estimators"): mean-t and hodges-lehmann were
+# Chosen by measurement (docs/loadgen.md, "Designs and estimators"): mean-t and hodges-lehmann were
 # calibrated alike; hodges-lehmann's interval was as narrow or narrower (up to 30% under
 # heavy load) but exists only from 6 units, and the always-on `cycle` (120 s per
 # experiment) gives some groups fewer: mean-t has an interval from 2.

@@ -1,4 +1,4 @@
-"""The loadgen's Prometheus metrics (names and labels: README, section "Load generator")."""
+"""The loadgen's Prometheus metrics (names and labels: docs/loadgen.md)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                      "- The collector's targets page (VictoriaMetrics `/targets`): is the"
                      " galera job there, with `http_sd_configs` pointing at the inventory?\n"
                      "- Your own Prometheus: the job must use the inventory's `/sd/galera` (or"
-                     " the same targets) with the multi-target relabelling (README, \"Bring your"
+                     " the same targets) with the multi-target relabelling (docs/deploy.md, \"Bring your"
                      " own Prometheus\").",
         "mitigation": "Fix the scrape configuration, or remove the node from clusterscope.yml"
                       " if it is gone for good.",

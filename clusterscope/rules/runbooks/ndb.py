@@ -361,4 +361,122 @@ RUNBOOKS: dict[str, dict[str, str]] = {
         "mitigation": "Grant SELECT on the view, raise `--query.timeout`, or disable the"
                       " collector (`--no-collect.X`).",
     },
+    "NdbTableFillingDataMemory": {
+        "meaning": "A table's memory on a data node (its rows' fixed- and var-size parts and"
+                   " hash index, with its unique indexes and blob part tables:"
+                   " `ndb_table_memory_allocated_bytes` from ndbinfo.memory_per_fragment)"
+                   " grew over the trend window at a pace that, continued over the horizon,"
+                   " needs more than the node's free DataMemory. The alert names the table.",
+        "benign": "a one-off bulk load that has finished (the trend flattens and the alert"
+                  " resolves); a table that is purged on a schedule.",
+        "impact": "When DataMemory is full, inserts into every table of the node group fail"
+                  " with error 827 (table is full), not only into this one.",
+        "diagnosis": "- The biggest tables: `SELECT COALESCE(parent_fq_name, fq_name) AS tbl,"
+                     " node_id, SUM(fixed_elem_alloc_bytes + var_elem_alloc_bytes +"
+                     " hash_index_alloc_bytes) AS bytes FROM ndbinfo.memory_per_fragment"
+                     " GROUP BY tbl, node_id ORDER BY bytes DESC LIMIT 10;` (the NDB data node"
+                     " dashboard's \"Memory per table\" shows the same).\n"
+                     "- The node's DataMemory: `SELECT node_id, used, total FROM"
+                     " ndbinfo.memoryusage WHERE memory_type = 'Data memory';`\n"
+                     "- What writes the table (application, replication, a job), and whether"
+                     " free space inside its pages (`ndb_table_memory_free_bytes`) is large:"
+                     " var-size space freed by deletes is reused by the table only.",
+        "mitigation": "Delete or archive old rows; move large non-indexed columns to disk data"
+                      " (`STORAGE DISK` in a tablespace); `OPTIMIZE TABLE` to give var-size"
+                      " free space back; raise `DataMemory` (a rolling restart) or add node"
+                      " groups and `ALTER TABLE ... REORGANIZE PARTITION` the table.",
+    },
+    "NdbLongTransaction": {
+        "meaning": "An open transaction coordinated by the data node's TC has done nothing"
+                   " for longer than the threshold"
+                   " (`ndb_transaction_inactive_seconds_max`, from"
+                   " ndbinfo.cluster_transactions.inactive_seconds: seconds since the TC last"
+                   " saw it active; ndbinfo has no transaction age). Its client opened it and"
+                   " went quiet without committing or rolling back.",
+        "benign": "an interactive session left in the middle of a transaction on purpose"
+                  " (still holding locks: it is not harmless).",
+        "impact": "The transaction keeps its row locks: every other transaction touching"
+                  " those rows waits and aborts after TransactionDeadlockDetectionTimeout"
+                  " (error 266); NdbLockWaits usually fires too. NDB does not end it by itself"
+                  " (TransactionInactiveTimeout is off by default).",
+        "diagnosis": "- Which one and whose: `SELECT node_id, transid, state, count_operations,"
+                     " inactive_seconds, client_node_id FROM ndbinfo.cluster_transactions"
+                     " ORDER BY inactive_seconds DESC LIMIT 5;`\n"
+                     "- On each SQL node (client_node_id is its node id): `SELECT"
+                     " mysql_connection_id, inactive_seconds FROM ndbinfo.server_transactions"
+                     " ORDER BY inactive_seconds DESC;` then `SHOW PROCESSLIST` for that"
+                     " connection's user, host and last statement.\n"
+                     "- The rows it holds: `SELECT * FROM ndbinfo.cluster_locks WHERE transid ="
+                     " <transid>;`",
+        "mitigation": "`KILL <mysql_connection_id>` on that SQL node (the transaction rolls"
+                      " back and its locks go); fix the application's transaction handling;"
+                      " consider `TransactionInactiveTimeout` so NDB aborts idle transactions.",
+    },
+    "NdbLockWaits": {
+        "meaning": "On average more row lock requests than the threshold were waiting for a"
+                   " lock held by another transaction over the window (`ndb_locks` with"
+                   " state waiting, from ndbinfo.cluster_locks).",
+        "benign": "a short burst on a hot row during a batch job.",
+        "impact": "Waiting transactions are slow, and those waiting longer than"
+                  " TransactionDeadlockDetectionTimeout (1.2 s by default) abort with error"
+                  " 266: the application sees timeouts and retries.",
+        "diagnosis": "- Who waits for whom: `SELECT w.node_id, w.tableid, w.rowid,"
+                     " w.duration_millis AS waited_ms, h.transid AS holder, h.duration_millis"
+                     " AS held_ms FROM ndbinfo.cluster_locks w JOIN ndbinfo.cluster_locks h"
+                     " ON h.node_id = w.node_id AND h.block_instance = w.block_instance AND"
+                     " h.lock_num = w.waiting_for WHERE w.state = 'W';`\n"
+                     "- The holder's session: ndbinfo.server_locks / server_transactions on"
+                     " each SQL node (mysql_connection_id), then `SHOW PROCESSLIST`.\n"
+                     "- Tables with the most waits since the nodes started: `SELECT fq_name,"
+                     " SUM(ex_wait_ok + sh_wait_ok + ex_wait_fail + sh_wait_fail) AS waits FROM"
+                     " ndbinfo.locks_per_fragment GROUP BY fq_name ORDER BY waits DESC LIMIT"
+                     " 5;`\n- NdbLongTransaction: an idle transaction holding rows.",
+        "mitigation": "Kill a holder that is idle (NdbLongTransaction's runbook); otherwise"
+                      " shorten the application's transactions or spread writes away from hot"
+                      " rows (counters, queues in one row).",
+    },
+    "NdbDiskPageBufferHitRatioLow": {
+        "meaning": "Of the data node's disk data page requests over 5 minutes, fewer than the"
+                   " threshold found their page in the disk page buffer (direct returns over"
+                   " all requests, ndbinfo.diskpagebuffer), with enough requests to matter.",
+        "benign": "the first minutes after a node restart (the buffer is cold); a one-off"
+                  " scan over a large disk data table.",
+        "impact": "Requests that miss wait for a disk read: queries on disk data columns get"
+                  " slower, and LDM threads wait for I/O.",
+        "diagnosis": "- Per node: `SELECT node_id, SUM(page_requests_direct_return) AS hits,"
+                     " SUM(page_requests_wait_queue) AS queued, SUM(page_requests_wait_io) AS"
+                     " misses, SUM(pages_read) FROM ndbinfo.diskpagebuffer GROUP BY node_id;`"
+                     " twice, a minute apart.\n"
+                     "- The buffer's size: `DiskPageBufferMemory` (ndbinfo.config_values) and"
+                     " `SELECT * FROM ndbinfo.resources WHERE resource_name ="
+                     " 'DISK_PAGE_BUFFER';`\n"
+                     "- Disk read latency (8.0.19+): the \"Disk data latency\" of"
+                     " `ndb_disk_data_latency_seconds` (ndbinfo.pgman_time_track_stats).",
+        "mitigation": "Raise `DiskPageBufferMemory` (a rolling restart); keep hot, frequently"
+                      " read columns in memory rather than on disk; avoid full scans of disk"
+                      " data tables at peak times.",
+    },
+    "NdbCommitLatencyRegressed": {
+        "meaning": "A percentile of transaction latency (begin to commit ACK, as the data"
+                   " node's TCs measure it: `ndb_tc_latency_seconds{activity=\"transaction\"}`"
+                   " from ndbinfo.tc_time_track_stats) is several times its own median over"
+                   " the baseline window before, and grew by more than the minimum, with real"
+                   " traffic.",
+        "benign": "a deliberate change of workload (bigger transactions); a node restart or an"
+                  " LCP at the start of a busy period.",
+        "impact": "Every application transaction through that TC takes longer; client-side"
+                  " timeouts and queueing follow.",
+        "diagnosis": "- Which activity moved: the overview's \"Commit latency\" panel, and"
+                     " `ndb_tc_latency_seconds` for read_key, write_key and scan (key"
+                     " operations on the data node that executes them).\n"
+                     "- Usual causes, each with its own panel or alert: LDM threads saturated"
+                     " (NdbLdmCpuSaturated), lock waits (NdbLockWaits), REDO or LCP pressure"
+                     " (NdbRedoLogFilling, disk write speed slowdowns), overloaded"
+                     " transporters, a node restarting.\n"
+                     "- Raw ranges: `SELECT node_id, upper_bound, SUM(transactions) FROM"
+                     " ndbinfo.tc_time_track_stats GROUP BY node_id, upper_bound;` twice, a"
+                     " minute apart (the counts are cumulative).",
+        "mitigation": "Address the cause found (CPU, locks, disk, network); if the new latency"
+                      " is the new normal, the baseline adapts within its window.",
+    },
 }

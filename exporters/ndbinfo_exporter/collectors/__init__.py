@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from ndbinfo_exporter.collectors import (
     counters,
+    diskpagebuffer,
+    histograms,
     lcp,
     logs,
     membership,
     memory,
     nodes,
     restarts,
+    tables,
     threads,
+    transactions,
     transporters,
 )
 from ndbinfo_exporter.collectors.base import Collector, Context
 
 ALL: list[Collector] = [c for m in (nodes, membership, restarts, lcp, logs, threads,
-                                    transporters, memory, counters) for c in m.COLLECTORS]
+                                    transporters, memory, counters, transactions,
+                                    diskpagebuffer, histograms, tables)
+                        for c in m.COLLECTORS]
 BY_NAME: dict[str, Collector] = {c.name: c for c in ALL}
 
 __all__ = ["ALL", "BY_NAME", "Collector", "Context"]

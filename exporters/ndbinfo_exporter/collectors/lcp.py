@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families, body, num
+from ndbinfo_exporter.families import Families, fill, num, row_sql, split_row
 
 LCP_TABLE_STATUSES = tuple(text.upper() for _, text in schema.LCP_STATUS)
 
@@ -64,12 +64,13 @@ def collect_lcp_tables(ctx: Context, fam: Families) -> None:
 
 
 def collect_disk_write_speed(ctx: Context, fam: Families) -> None:
-    rows = ctx.query(
-        "SELECT node_id, thr_no, backup_lcp_speed_last_sec, backup_lcp_speed_last_10sec,"
-        " backup_lcp_speed_last_60sec, redo_speed_last_sec, redo_speed_last_10sec,"
-        " redo_speed_last_60sec, current_target_disk_write_speed, slowdowns_due_to_io_lag,"
-        " slowdowns_due_to_high_cpu, disk_write_speed_set_to_min"
-        " FROM ndbinfo.disk_write_speed_aggregate")
+    lines = ctx.lines(row_sql(
+        [("node_id", "node_id"), ("ldm_instance", "thr_no")],
+        ["backup_lcp_speed_last_sec", "backup_lcp_speed_last_10sec",
+         "backup_lcp_speed_last_60sec", "redo_speed_last_sec", "redo_speed_last_10sec",
+         "redo_speed_last_60sec", "current_target_disk_write_speed", "slowdowns_due_to_io_lag",
+         "slowdowns_due_to_high_cpu", "disk_write_speed_set_to_min"]),
+        "FROM ndbinfo.disk_write_speed_aggregate")
     speed = fam.gauge("ndb_disk_write_speed_bytes_per_second", "Disk write speed per LDM"
                       " instance: kind backup_lcp (LCP and backup together) or redo, averaged"
                       " over the window.", ["node_id", "ldm_instance", "kind", "window"])
@@ -78,18 +79,11 @@ def collect_disk_write_speed(ctx: Context, fam: Families) -> None:
     slow = fam.counter("ndb_disk_write_slowdown_seconds_total", "Seconds the LDM instance's"
                        " disk writes were slowed (io_lag, high_cpu) or set to the minimum.",
                        ["node_id", "ldm_instance", "reason"])
-    speeds = [(base + k, f',kind="{kind}",window="{window}"')
-              for kind, base in (("backup_lcp", 2), ("redo", 5))
-              for k, window in enumerate(("1s", "10s", "60s"))]
-    reasons = [(9 + k, f',reason="{reason}"')
-               for k, reason in enumerate(("io_lag", "high_cpu", "set_to_min"))]
-    for r in rows:
-        ldm = body(("node_id", "ldm_instance"), r[:2])  # once per row
-        for k, suffix in speeds:
-            speed.add_body(ldm + suffix, r[k])
-        target.add_body(ldm, r[8])
-        for k, suffix in reasons:
-            slow.add_body(ldm + suffix, r[k])
+    speeds = [f',kind="{kind}",window="{window}"'
+              for kind in ("backup_lcp", "redo") for window in ("1s", "10s", "60s")]
+    reasons = [f',reason="{reason}"' for reason in ("io_lag", "high_cpu", "set_to_min")]
+    fill([speed] * 6 + [target] + [slow] * 3, [split_row(text) for text in lines],
+         [*speeds, "", *reasons])
 
 
 COLLECTORS = [

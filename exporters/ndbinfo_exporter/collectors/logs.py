@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families, body
+from ndbinfo_exporter.families import Families, body, fill, row_sql
 
 LABELS = ["node_id", "log_type", "log_id", "log_part"]
 
 
 def _collect(view: str, what: str, ctx: Context, fam: Families) -> None:
-    rows = ctx.query(f"SELECT node_id, log_type, log_id, log_part, used, total"
-                     f" FROM ndbinfo.{view}")
+    lines = ctx.lines(row_sql([("node_id", "node_id")], ["log_id", "log_part", "used", "total",
+                                                         "log_type"]), f"FROM ndbinfo.{view}")
     used = fam.gauge(f"ndb_log_{what}_used_bytes", f"Bytes of log {what} in use ({view}).",
                      LABELS)
     total = fam.gauge(f"ndb_log_{what}_total_bytes", f"Bytes of log {what} configured"
                       f" ({view}).", LABELS)
-    for r in rows:
-        lv = body(LABELS, r[:4])
-        used.add_body(lv, r[4])
-        total.add_body(lv, r[5])
+    rendered: dict[tuple[str, str, str], str] = {}
+    rows = []
+    for text in lines:
+        node, log_id, log_part, u, t, log_type = text.split(" ", 5)  # the type last: text
+        key = (log_type, log_id, log_part)
+        rest = rendered.get(key)
+        if rest is None:
+            rest = rendered[key] = body(LABELS[1:], key)
+        rows.append((f"{node},{rest}", u, t))
+    fill([used, total], rows)
 
 
 def collect_logspaces(ctx: Context, fam: Families) -> None:

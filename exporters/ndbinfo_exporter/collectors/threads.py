@@ -6,51 +6,59 @@ so `thread_name="ldm"` selects the LDM threads on every version and configuratio
 from __future__ import annotations
 
 from ndbinfo_exporter.collectors.base import Collector, Context
-from ndbinfo_exporter.families import Families, body, num
+from ndbinfo_exporter.families import Families, body, fill, row_sql, split_row
 
 CPUSTAT_MODES = (("os_user", "OS_user"), ("os_system", "OS_system"), ("os_idle", "OS_idle"),
                  ("exec", "thread_exec"), ("sleeping", "thread_sleeping"),
                  ("spinning", "thread_spinning"), ("send", "thread_send"),
                  ("buffer_full", "thread_buffer_full"))
 LABELS = ["node_id", "thr_no", "thread_name"]
+THREAD_SQL = [("node_id", "node_id"), ("thr_no", "thr_no")]
 
 
 def collect_cpustat(ctx: Context, fam: Families) -> None:
     # Joined here, not in SQL: ndbinfo tables have no indexes, and a server without hash
     # joins (MySQL 5.7 under NDB 7.x; MariaDB in the benchmark) runs cpustat x threads as a
     # nested loop: 4.4 s at 144 data nodes x 38 threads (clusterscope bench exporter), where
-    # two scans and a dict take milliseconds.
-    names = {(r[0], r[1]): r[2] for r in ctx.query(
-        "SELECT node_id, thr_no, thread_name FROM ndbinfo.threads")}
-    cols = ", ".join(col for _, col in CPUSTAT_MODES)
-    rows = ctx.query(f"SELECT node_id, thr_no, {cols} FROM ndbinfo.cpustat")
-    f = fam.gauge("ndb_thread_cpu_percent", "Percent of the last second the thread spent per"
-                  " mode (cpustat joined to threads).", [*LABELS, "mode"])
-    modes = [(k, f',mode="{mode}"') for k, (mode, _) in enumerate(CPUSTAT_MODES, 2)]
-    for r in rows:
-        name = names.get((r[0], r[1]))
+    # two scans and a dict take milliseconds. Both sides key the thread by the same
+    # SQL-rendered `node_id="..",thr_no=".."`.
+    names = {}
+    for text in ctx.lines(row_sql(THREAD_SQL, ["thread_name"]), "FROM ndbinfo.threads"):
+        thread, _, name = text.partition(" ")  # the name last: it may hold a space
+        names[thread] = body(("thread_name",), (name,))
+    rows = []
+    for text in ctx.lines(row_sql(THREAD_SQL, [col for _, col in CPUSTAT_MODES]),
+                          "FROM ndbinfo.cpustat"):
+        r = split_row(text)
+        name = names.get(r[0])
         if name is None:
             continue  # a thread `threads` does not list (yet): the join dropped it too
-        base = body(LABELS, (r[0], r[1], name))  # rendered once, shared by its 8 samples
-        for k, mode in modes:
-            f.add_body(base + mode, r[k])
+        r[0] = f"{r[0]},{name}"
+        rows.append(r)
+    f = fam.gauge("ndb_thread_cpu_percent", "Percent of the last second the thread spent per"
+                  " mode (cpustat joined to threads).", [*LABELS, "mode"])
+    fill([f] * len(CPUSTAT_MODES), rows, [f',mode="{mode}"' for mode, _ in CPUSTAT_MODES])
 
 
 def collect_threadstat(ctx: Context, fam: Families) -> None:
-    rows = ctx.query("SELECT node_id, thr_no, thr_nm, os_ru_utime, os_ru_stime, c_exec"
-                     " FROM ndbinfo.threadstat")
+    # microseconds to seconds in SQL: an exact DECIMAL product, rendered by the server
+    lines = ctx.lines(row_sql(THREAD_SQL, ["os_ru_utime * 0.000001", "os_ru_stime * 0.000001",
+                                           "c_exec", "thr_nm"]), "FROM ndbinfo.threadstat")
     cpu = fam.counter("ndb_thread_cpu_seconds_total", "CPU seconds the thread used since the"
                       " data node started (threadstat os_ru_utime/os_ru_stime).",
                       [*LABELS, "mode"])
     sig = fam.counter("ndb_thread_signals_executed_total", "Signals the thread executed"
                       " (threadstat.c_exec).", LABELS)
-    for r in rows:
-        thread = body(LABELS, r[:3])
-        for k, mode in ((3, ',mode="user"'), (4, ',mode="system"')):
-            us = num(r[k])
-            if us is not None:
-                cpu.add_body(thread + mode, us / 1e6)
-        sig.add_body(thread, r[5])
+    rendered: dict[str, str] = {}
+    rows = []
+    for text in lines:
+        # the name last: it may hold a space (NULL reads as the empty name, as before)
+        thread, user, system, c_exec, thr_nm = text.split(" ", 4)
+        name = rendered.get(thr_nm)
+        if name is None:
+            name = rendered[thr_nm] = body(("thread_name",), (thr_nm,))
+        rows.append((f"{thread},{name}", user, system, c_exec))
+    fill([cpu, cpu, sig], rows, [',mode="user"', ',mode="system"', ""])
 
 
 COLLECTORS = [

@@ -1,0 +1,49 @@
+"""The disk page buffer of disk data tables (`diskpagebuffer`, one row per PGMAN instance:
+one per LDM thread plus one), summed per data node. Counters since the node started.
+
+Hit ratio = direct returns / all page requests: a request finds its page in the buffer
+(direct_return), in the buffer with others already waiting (wait_queue), or not there,
+waiting for a read (wait_io) (NdbinfoTables.cpp column comments). A cluster without disk
+data has all zeros.
+"""
+
+from __future__ import annotations
+
+from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.families import Families
+
+OUTCOMES = (("direct_return", "page_requests_direct_return"),
+            ("wait_queue", "page_requests_wait_queue"),
+            ("wait_io", "page_requests_wait_io"))
+
+
+def collect_diskpagebuffer(ctx: Context, fam: Families) -> None:
+    sums = ", ".join(f"SUM({c})" for _, c in OUTCOMES)
+    rows = ctx.query(f"SELECT node_id, {sums}, SUM(pages_read), SUM(pages_written),"
+                     " SUM(pages_written_lcp), SUM(log_waits) FROM ndbinfo.diskpagebuffer"
+                     " GROUP BY node_id")
+    req = fam.counter("ndb_disk_page_buffer_requests_total", "Page requests to the disk page"
+                      " buffer by outcome: direct_return (in the buffer: a hit), wait_queue"
+                      " (in the buffer, others waiting), wait_io (read from disk).",
+                      ["node_id", "outcome"])
+    read = fam.counter("ndb_disk_page_buffer_pages_read_total", "Pages read from disk into"
+                       " the disk page buffer.", ["node_id"])
+    written = fam.counter("ndb_disk_page_buffer_pages_written_total", "Pages written to disk"
+                          " from the disk page buffer.", ["node_id"])
+    lcp = fam.counter("ndb_disk_page_buffer_lcp_pages_written_total", "Pages the local"
+                      " checkpoints wrote from the disk page buffer.", ["node_id"])
+    waits = fam.counter("ndb_disk_page_buffer_log_waits_total", "Page writes that waited for"
+                        " the UNDO log to reach disk first (the WAL rule).", ["node_id"])
+    for node_id, *v in rows:
+        for (outcome, _), x in zip(OUTCOMES, v[:3], strict=True):
+            req.add((node_id, outcome), x)
+        read.add((node_id,), v[3])
+        written.add((node_id,), v[4])
+        lcp.add((node_id,), v[5])
+        waits.add((node_id,), v[6])
+
+
+COLLECTORS = [
+    Collector("diskpagebuffer", "diskpagebuffer: disk page buffer requests by outcome (hit"
+              " ratio), pages read and written", ("diskpagebuffer",), collect_diskpagebuffer),
+]

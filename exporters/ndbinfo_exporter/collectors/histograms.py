@@ -1,0 +1,91 @@
+"""Latency histograms the data nodes keep: the TCs' (`tc_time_track_stats`: transactions,
+key operations, scans, per TC instance and communicating node) and the disk data page
+manager's (`pgman_time_track_stats`, 8.0.19+), as Prometheus histograms per data node.
+
+Both views count completions per latency range (not cumulatively), upper bound in
+microseconds; the last range also holds everything above its bound (DbtcMain.cpp
+time_track_calculate_histogram_position; Pgman sets the last bound to ~0), so it is the
+`+Inf` bucket. The bounds come from the view, never from here.
+
+Who records what (Dbtc::time_track_complete_*): transactions and scans against the API node
+that asked, fragment scans against the data node that ran them, key operations against both
+the API node and the data node that executed them. Summing over communicating nodes would
+count every key operation twice, so key operations are summed over the API side only
+(communicating nodes that are not data nodes of config_nodes, or of nodes before 7.5.7).
+Slow collector: tc_time_track_stats has data nodes x TC instances x communicating nodes x 32
+rows (data nodes squared x TC instances x 32 in NdbinfoTables.cpp's estimate: 1.3M rows at
+144 data nodes), pgman_time_track_stats data nodes x PGMAN instances x 20: both are read
+every --scrape.slow-interval.
+"""
+
+from __future__ import annotations
+
+from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.families import Families, Histogram, body
+
+# (activity label, column, counted on the API side only)
+TC_ACTIVITIES = (("transaction", "transactions", False),
+                 ("transaction_error", "transaction_errors", False),
+                 ("read_key", "read_key_ops", True), ("write_key", "write_key_ops", True),
+                 ("index_key", "index_key_ops", True), ("key_error", "key_op_errors", True),
+                 ("scan", "scans", False), ("scan_error", "scan_errors", False),
+                 ("scan_fragment", "scan_fragments", False),
+                 ("scan_fragment_error", "scan_fragment_errors", False))
+PGMAN_OPERATIONS = (("page_read", "page_reads"), ("page_write", "page_writes"),
+                    ("log_wait", "log_waits"), ("get_page", "get_page"))
+MICROSECONDS_PER_SECOND = 1e6
+
+
+def _data_nodes(ctx: Context) -> list[int]:
+    if ctx.db.has("config_nodes"):
+        rows = ctx.query("SELECT DISTINCT node_id FROM ndbinfo.config_nodes"
+                         " WHERE node_type = 'NDB'")
+    else:
+        rows = ctx.query("SELECT node_id FROM ndbinfo.nodes")
+    return sorted(int(r[0]) for r in rows if r[0] is not None)
+
+
+def _fill(rows: list[tuple], names: list[str], f: Histogram, label: str) -> None:
+    """rows: (node_id, upper bound, count per name ...) -> one histogram per node and name."""
+    ranges: dict[tuple[str, int], list[tuple[float, object]]] = {}
+    for node_id, bound, *counts in rows:
+        if node_id is None or bound is None:
+            continue
+        for i, c in enumerate(counts):
+            ranges.setdefault((str(node_id), i), []).append((float(bound), c))
+    for (node_id, i), r in sorted(ranges.items()):
+        f.add_ranges(body(("node_id", label), (node_id, names[i])), r, MICROSECONDS_PER_SECOND)
+
+
+def collect_tc_time_track_stats(ctx: Context, fam: Families) -> None:
+    data_nodes = ", ".join(str(n) for n in _data_nodes(ctx)) or "0"
+    api = f"comm_node_id NOT IN ({data_nodes})"
+    sums = ", ".join(f"SUM(IF({api}, {col}, 0))" if api_only else f"SUM({col})"
+                     for _, col, api_only in TC_ACTIVITIES)
+    rows = ctx.query(f"SELECT node_id, upper_bound, {sums} FROM ndbinfo.tc_time_track_stats"
+                     " GROUP BY node_id, upper_bound")
+    f = fam.histogram("ndb_tc_latency_seconds", "Latency of what the data node's TCs"
+                      " coordinated, by activity (tc_time_track_stats summed over TC"
+                      " instances; key operations on the API side): transaction is begin to"
+                      " commit ACK, *_error the failed ones.", ["node_id", "activity"])
+    _fill(rows, [a for a, _, _ in TC_ACTIVITIES], f, "activity")
+
+
+def collect_pgman_time_track_stats(ctx: Context, fam: Families) -> None:
+    sums = ", ".join(f"SUM({col})" for _, col in PGMAN_OPERATIONS)
+    rows = ctx.query(f"SELECT node_id, upper_bound, {sums}"
+                     " FROM ndbinfo.pgman_time_track_stats GROUP BY node_id, upper_bound")
+    f = fam.histogram("ndb_disk_data_latency_seconds", "Latency of disk data page reads and"
+                      " writes, UNDO log waits and get_page calls (pgman_time_track_stats"
+                      " summed over PGMAN instances).", ["node_id", "operation"])
+    _fill(rows, [o for o, _ in PGMAN_OPERATIONS], f, "operation")
+
+
+COLLECTORS = [
+    Collector("tc_time_track_stats", "tc_time_track_stats: transaction, key operation and"
+              " scan latency histograms per data node (slow: every --scrape.slow-interval)",
+              ("tc_time_track_stats",), collect_tc_time_track_stats, slow=True),
+    Collector("pgman_time_track_stats", "pgman_time_track_stats (8.0.19+): disk data page"
+              " latency histograms per data node (slow: every --scrape.slow-interval)",
+              ("pgman_time_track_stats",), collect_pgman_time_track_stats, slow=True),
+]
