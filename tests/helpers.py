@@ -3,12 +3,14 @@ for a condition (never a fixed sleep)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -68,6 +70,15 @@ def val(ss: dict, name: str, **labels: object) -> float | None:
 def series(ss: dict, name: str) -> list[tuple[dict[str, str], float]]:
     """Every sample of a name: (labels, value)."""
     return [(dict(lbl), v) for (n, lbl), v in ss.items() if n == name]
+
+
+def epoch(rfc3339: str | None) -> float:
+    """An RFC 3339 time with nanoseconds (vmalert's activeAt, Alertmanager's startsAt) as
+    unix seconds; unknown: now."""
+    if not rfc3339:
+        return time.time()
+    stamp = re.sub(r"(\.\d{6})\d*", r"\1", rfc3339).replace("Z", "+00:00")
+    return datetime.fromisoformat(stamp).timestamp()
 
 
 def eventually(probe: Callable[[], T], timeout: float, what: str,

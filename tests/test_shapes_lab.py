@@ -1,7 +1,10 @@
 """The lab in other shapes than the shared test bed: a Galera-only lab of two nodes and garbd,
 and an NDB-only lab (simulator) with two SQL nodes, each with the real monitoring over it.
-For five minutes neither raises a `*Down` or `*Absent` alert: nothing is expected of a
-product that is not deployed, and garbd counts as the member it is.
+For two and a half minutes neither raises a `*Down` or `*Absent` alert, nor holds one pending
+for more than a minute and a half: nothing is expected of a product that is not deployed, and
+garbd counts as the member it is. (A condition pending that long on a steady lab is one that
+holds, and would fire at its `for:`, up to 5m; waiting those 5 minutes out showed nothing
+more and cost the suite 2.5 minutes.)
 
 Both labs run at once (their own directories and port ranges), before the shared lab comes
 up (conftest orders this module first)."""
@@ -19,11 +22,13 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from helpers import epoch
 
 from clusterscope.clients.vm import VM
 
 pytestmark = [pytest.mark.lab, pytest.mark.shapes]
-WATCH_SECONDS = 300
+WATCH_SECONDS = 150
+PENDING_LIMIT = 90  # seconds an alert may stay pending: a hiccup, not a state
 
 
 class ShapeLab:
@@ -46,13 +51,15 @@ class ShapeLab:
         return VM(self.url("victoria-metrics"))
 
     def down_or_absent(self) -> list[str]:
-        """`*Down`/`*Absent` alerts firing in vmalert now and that ever reached the
-        webhook (a pending one has not fired: its `for:` is what keeps a moment's hiccup of
-        a loaded machine from paging)."""
+        """`*Down`/`*Absent` alerts firing in vmalert now, pending for longer than
+        PENDING_LIMIT, or that ever reached the webhook (a moment's pending has not fired:
+        its `for:` is what keeps a hiccup of a loaded machine from paging)."""
         with urllib.request.urlopen(f"{self.url('vmalert')}/api/v1/alerts", timeout=10) as r:
             active = json.loads(r.read())["data"]["alerts"] or []
+        now = time.time()
         names = [f"{a['name']} ({a['state']}) {a.get('labels')}" for a in active
-                 if a["state"] == "firing"]
+                 if a["state"] == "firing"
+                 or now - epoch(a.get("activeAt")) > PENDING_LIMIT]
         notes = self.root / "monitoring" / "notifications.jsonl"
         if notes.exists():
             for line in notes.read_text().splitlines():
@@ -80,7 +87,7 @@ def shapes() -> dict[str, ShapeLab]:
                            env=lab.env, cwd=REPO, capture_output=True, timeout=600)
 
 
-def test_shapes_run_five_minutes_without_a_down_or_absent_alert(shapes) -> None:
+def test_shapes_run_without_a_down_or_absent_alert(shapes) -> None:
     g, n = shapes["galera"], shapes["ndb"]
     # each lab watches what its description lists, and only that
     g.vm().wait_for('mysql_global_status_wsrep_cluster_size{cluster="lab-galera"} == 3',
