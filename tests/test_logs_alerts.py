@@ -22,7 +22,14 @@ from logship import lines_of
 from clusterscope import gotools
 from clusterscope.lab import logs
 from clusterscope.lab.core import Lab, Service
-from clusterscope.rules.logs import GCP_STOP, NO_SPACE, SST_FAILED
+from clusterscope.rules.logs import (
+    ABORTING,
+    ARBITRATION_LOST,
+    FORCED_SHUTDOWN,
+    GCP_STOP,
+    NO_SPACE,
+    SST_FAILED,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "galera"
 # a failed SST recorded in this project's lab (the joiner's SST script killed mid-transfer)
@@ -102,6 +109,47 @@ def test_gcp_and_disk_patterns() -> None:
     assert re.search(NO_SPACE, "OS errno: 28 - No space left on device")
     for lines in _pxc_lines().values():  # weeks of PXC logs: no disk ran full
         assert not [ln for ln in lines if re.search(NO_SPACE, ln)]
+
+
+def test_forced_shutdown_arbitration_and_abort_patterns() -> None:
+    """Lines built from mysql-server's format strings (EventLogger.cpp, cited in
+    clusterscope/rules/logs.py) with ndb_mgmd's prefix; the abort line as PXC 8.0 wrote it
+    (the Percona Toolkit's recorded upgrade log) and as MariaDB's unireg_abort() writes it."""
+    mgm = "2026-11-26 10:00:00 [MgmtSrvr] ALERT    -- Node 2: "
+    forced = [mgm + "Forced node shutdown completed. Occurred during startphase 4. Caused by"
+              " error 2303: 'System error, node killed during node restart by other node"
+              "(Internal error, programming error or missing error message, please report a"
+              " bug). Temporary error, restart node'.",
+              mgm + "Forced node shutdown completed, restarting. Initiated by signal 9.",
+              mgm + "Forced node shutdown completed. Occured during startphase 0."]
+    assert all(re.search(FORCED_SHUTDOWN, ln) for ln in forced)
+    assert not re.search(FORCED_SHUTDOWN, mgm.replace("ALERT   ", "INFO    ")
+                         + "Node shutdown completed. Initiated by signal 15.")
+    lost = ["Arbitration check lost - less than 1/2 nodes left",
+            "Arbitration check lost - missing node group",
+            "Arbitration lost - negative reply from node 50",
+            "Network partitioning - no arbitrator available",
+            "Network partitioning - no arbitrator configured",
+            "Arbitration failure - arbitrator timeout [state=6]"]
+    assert all(re.search(ARBITRATION_LOST, mgm + ln) for ln in lost)
+    for ln in ("Arbitration check won - node group majority",
+               "Arbitration check won - all node groups and more than 1/2 nodes left",
+               "Arbitration won - positive reply from node 50",
+               "Network partitioning - arbitration required",
+               "Lost arbitrator node 50 - process failure [state=6]"):
+        assert not re.search(ARBITRATION_LOST, mgm + ln), ln
+    pxc = _pxc_lines()
+    aborted = [ln for ln in pxc["upgrade_node2.log.gz"] if re.search(ABORTING, ln)]
+    assert len(aborted) == 1 and "[MY-010119] [Server] Aborting" in aborted[0]
+    assert re.search(ABORTING, "2026-11-26 10:00:00 0 [ERROR] Aborting")
+    # recoveries that succeeded, and every other PXC log: no abort, no NDB event
+    for name in SUCCESSFUL:
+        assert not [ln for ln in lines_of(FIX / name) if re.search(ABORTING, ln)], name
+    for name, lines in pxc.items():
+        if name != "upgrade_node2.log.gz":
+            assert not [ln for ln in lines if re.search(ABORTING, ln)], name
+    manual = lines_of(Path(__file__).parent / "fixtures" / "logs" / "ndb-cluster-log-manual.log")
+    assert not [ln for ln in manual if re.search(f"{FORCED_SHUTDOWN}|{ARBITRATION_LOST}", ln)]
 
 
 # -- in the lab: a line in a log reaches the webhook ----------------------------------------

@@ -754,6 +754,29 @@ def test_galera_flow_control_and_recoveries(tmp_path) -> None:
     ])
 
 
+def test_a_recovery_that_never_ends_alerts_while_it_runs(tmp_path) -> None:
+    """oncall-2 N10: node3's SST began at t=0 and never reaches SYNCED; node2 is in a
+    recovery begun 10 minutes ago; node1 recovers no more (a started time kept from its last
+    recovery, not in progress)."""
+    n = 70 * 60 // STEP
+    series = [
+        const("galera_recovery_in_progress", {**TRACKER, "node": "node3"}, [1] * n),
+        const("galera_recovery_started_timestamp_seconds", {**TRACKER, "node": "node3"},
+              [0] * n),
+        const("galera_recovery_in_progress", {**TRACKER, "node": "node2"}, [1] * n),
+        const("galera_recovery_started_timestamp_seconds", {**TRACKER, "node": "node2"},
+              [3600] * n),
+        const("galera_recovery_in_progress", {**TRACKER, "node": "node1"}, [0] * n),
+        const("galera_recovery_started_timestamp_seconds", {**TRACKER, "node": "node1"},
+              [0] * n),
+    ]
+    promtool_test(tmp_path, series, [
+        firing("GaleraRecoveryStuck", 3500, None),
+        firing("GaleraRecoveryStuck", 3700, [{**TRACKER, "node": "node3"}]),
+        firing("GaleraRecoveryStuck", (n - 1) * STEP, [{**TRACKER, "node": "node3"}]),
+    ])
+
+
 def test_galera_quorum_queues_certification_connections_gcache(tmp_path) -> None:
     n = 90 * 60 // STEP
     a, b, c = galera_node(1), galera_node(2), galera_node(3)

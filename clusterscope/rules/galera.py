@@ -200,6 +200,19 @@ def groups(c: dict) -> list[Group]:
               "The last {{ $labels.kind }} recovery of node {{ $labels.node }} (donor"
               " {{ $labels.donor }}) took {{ $value | humanizeDuration }}, over the"
               f" threshold (IST {slow['ist']} s, SST {slow['sst']} s).", "galera"),
+        # A recovery that never ends (a hung donor, a transfer stalled on the network) is
+        # judged while it runs: GaleraRecoverySlow only sees finished ones (oncall-2 N10).
+        # The in-progress series has no kind (IST or SST is known at its end), so the
+        # slowest allowed recovery, an SST's, is the bound.
+        Alert("GaleraRecoveryStuck",
+              f"time() - galera_recovery_started_timestamp_seconds{{{t}}} > {slow['sst']}"
+              f" and on (cluster, node) galera_recovery_in_progress{{{t}}} == 1",
+              "warning", "Galera node {{ $labels.node }} has been recovering for"
+              " {{ $value | humanizeDuration }}",
+              "Node {{ $labels.node }} has been between JOINER and SYNCED for"
+              " {{ $value | humanizeDuration }}, longer than an SST may take"
+              f" ({slow['sst']} s): the state transfer is stalled or far slower than"
+              " planned.", "galera"),
         Alert("GaleraTrackerDown",
               f"up{{{t}}} == 0 or galera_tracker_log_up{{{t}}} == 0",
               "warning", "Galera recovery tracker {{ $labels.instance }} is blind",

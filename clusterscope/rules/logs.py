@@ -55,6 +55,29 @@ SST_FAILED = (r"State transfer (?:to|from) .* failed"
 # NDB's file system errors (`OS errno: 28 - No space left on device`).
 NO_SPACE = r"(?i)no space left on device"
 
+# A data node stopped by an error or a signal, in the wording of mysql/mysql-server
+# storage/ndb/src/common/debugger/EventLogger.cpp (commit f0e24c795fbceb3d7ad060934e1e399ec939a3f8,
+# getTextNDBStopForced): `Forced node shutdown completed[, restarting][.][ Occurred during
+# startphase N.][ Initiated by signal S.][ Caused by error E: '...'.]`, written by ndb_mgmd
+# as `Node N: ...` (older releases spell it "Occured"). A stop the operator asked for is
+# `Node shutdown completed` (getTextNDBStopCompleted), which does not match.
+FORCED_SHUTDOWN = r"Forced node shutdown completed"
+
+# Arbitration that a set of data nodes lost, so they shut down (EventLogger.cpp, same
+# commit, getTextArbitResult): `Arbitration check lost - less than 1/2 nodes left`,
+# `Arbitration check lost - missing node group`, `Arbitration lost - negative reply from
+# node N`, `Network partitioning - no arbitrator available`, `Network partitioning - no
+# arbitrator configured`, `Arbitration failure - <error> [state=N]`. The winning side's
+# `Arbitration check won ...`, `Arbitration won ...` and the neutral `Network partitioning -
+# arbitration required` do not match.
+ARBITRATION_LOST = (r"Arbitration check lost - |Arbitration lost - "
+                    r"|Network partitioning - no arbitrator|Arbitration failure - ")
+
+# mariadbd/mysqld giving up: unireg_abort() logs `[ERROR] Aborting` when the server exits
+# with an error (MariaDB sql/mysqld.cc); MySQL 8 / PXC 8.0 write it as `[ERROR] [MY-010119]
+# [Server] Aborting` (recorded: shared/fixtures/pxc-logs/upgrade_node2.log.gz).
+ABORTING = r"\[ERROR\] (?:\[MY-010119\] \[Server\] )?Aborting\s*$"
+
 GALERA_LOGS = ("mariadb", "garbd")
 NDB_LOGS = ("ndb_mgmd", "ndbmtd", "mysqld")
 
@@ -91,6 +114,32 @@ def groups(c: dict) -> list[Group]:
               "The {{ $labels.component }} log of {{ $labels.node }} ({{ $labels.cluster }})"
               f" reported \"No space left on device\" {{{{ $value }}}} time(s) in the last {w}:"
               " writes on that node fail.",
+              "galera", language="logsql"),
+        Alert("NdbNodeShutdownForced",
+              f'_time:{w} {{component=~"ndb_mgmd|ndbmtd"}} ~{quote(FORCED_SHUTDOWN)}'
+              " | stats by (cluster, node) count() as lines",
+              "warning", "NDB data node {{ $labels.node }} of {{ $labels.cluster }} was"
+              " shut down by an error",
+              "The NDB cluster log of {{ $labels.cluster }} reported a forced shutdown of node"
+              f" {{{{ $labels.node }}}} {{{{ $value }}}} time(s) in the last {w}: the node stopped on an"
+              " error or a signal, not on request (its error code is in the line).",
+              "ndb_overview", per_node=False, language="logsql"),
+        Alert("NdbArbitrationLost",
+              f'_time:{w} {{component=~"ndb_mgmd|ndbmtd"}} ~{quote(ARBITRATION_LOST)}'
+              " | stats by (cluster, node) count() as lines",
+              "warning", "NDB cluster {{ $labels.cluster }}: data nodes lost arbitration",
+              "The NDB cluster log of {{ $labels.cluster }} reported {{ $value }} lost"
+              f" arbitration(s) in the last {w} (node {{{{ $labels.node }}}}): after a network"
+              " partition or node failures these data nodes could not prove they were the"
+              " surviving half and shut down.",
+              "ndb_overview", per_node=False, language="logsql"),
+        Alert("GaleraServerAborted",
+              f'_time:{w} {{component="mariadb"}} ~{quote(ABORTING)}'
+              " | stats by (cluster, node) count() as lines",
+              "warning", "The database server on {{ $labels.node }} aborted",
+              "The error log of {{ $labels.node }} ({{ $labels.cluster }})"
+              f" ends a start or a run with `[ERROR] Aborting` {{{{ $value }}}} time(s) in the"
+              f" last {w}: the server exited on an error (the lines before it say which).",
               "galera", language="logsql"),
         Alert("NdbDiskFull",
               f'_time:{w} {{component=~"{_components(NDB_LOGS)}"}} ~{quote(NO_SPACE)}'

@@ -214,6 +214,25 @@ RUNBOOKS: dict[str, dict[str, str]] = {
         "mitigation": "Recover the position after a crash (`--wsrep-recover`), size"
                       " `gcache.size` to cover the longest expected downtime.",
     },
+    "GaleraRecoveryStuck": {
+        "meaning": "A node's recovery (IST or SST) began longer ago than the SST threshold"
+                   " and has not reached SYNCED: the tracker reads JOINER without SYNCED in"
+                   " its error log.",
+        "impact": "The node serves nothing while it recovers; the cluster runs a node short,"
+                  " and with rsync or mysqldump its donor is blocked too.",
+        "diagnosis": "- Joiner's error log: the last `WSREP_SST:` lines and their times;"
+                     " `Receiving IST` without `IST received`.\n- Donor's error log and"
+                     " state (`SHOW STATUS LIKE 'wsrep_local_state_comment'`: Donor/Desynced"
+                     " for as long).\n- Progress: the joiner's datadir growing"
+                     " (`du -s`), network throughput between joiner and donor.\n"
+                     "- `galera_recovery_started_timestamp_seconds` against the SST's start"
+                     " in the log (a tracker restarted mid-recovery keeps the log time).",
+        "mitigation": "If the datadir still grows, let it finish and raise"
+                      " `galera.recovery_slow_seconds.sst` if this size is normal. If it does"
+                      " not: stop the joiner, check the donor's SST script and free disk on"
+                      " the joiner, and restart the joiner (choose another donor with"
+                      " `wsrep_sst_donor`).",
+    },
     "GaleraRecoverySlow": {
         "meaning": "The last recovery of a node (IST or SST) took longer than its threshold.",
         "impact": "The node was out of the cluster longer than planned.",

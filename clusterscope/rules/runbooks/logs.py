@@ -46,6 +46,60 @@ RUNBOOKS: dict[str, dict[str, str]] = {
                       " reduce the write load. A node killed by the GCP stop restarts on its"
                       " own (StopOnError=0) or needs `ndbmtd`; watch NdbRestartStuck.",
     },
+    "NdbNodeShutdownForced": {
+        "component": "ndb_mgmd", "pattern": "Forced node shutdown completed",
+        "meaning": "The NDB cluster log reported `Node N: Forced node shutdown completed`:"
+                   " data node N stopped on an error (`Caused by error E: '...'`) or a signal"
+                   " (`Initiated by signal S`), not because someone asked it to stop (that"
+                   " is `Node shutdown completed`).",
+        "benign": "a `kill -9` of a data node on purpose (`Initiated by signal 9`).",
+        "impact": "The node's node group runs on fewer replicas until it restarts"
+                  " (NdbNodeGroupLastReplica pages when one is left). With StopOnError=1"
+                  " (the default) the node stays down until started again.",
+        "diagnosis": "- The line's error code and text: `ndb_perror E` explains it; 2303/2315"
+                     " (killed by other nodes, declared dead) point at heartbeats and the"
+                     " network, 2341/2355 at memory, 2806/2807/2808 at the file system.\n"
+                     "- The node's own `ndb_N_out.log` and `ndb_N_error.log`, and its trace"
+                     " files.\n- The cluster log before it: missed heartbeats, GCP Monitor"
+                     " warnings, `Arbitration` lines.",
+        "mitigation": "Fix the cause the error names (disk, memory, network), then start the"
+                      " node (`ndbmtd`, or `N START` if it runs with `-n`); it restarts"
+                      " through its phases (NdbRestartStuck watches them).",
+    },
+    "NdbArbitrationLost": {
+        "component": "ndb_mgmd", "pattern": "Arbitration check lost|Arbitration lost|Network partitioning - no arbitrator",
+        "meaning": "The NDB cluster log reported lost arbitration: after node failures or a"
+                   " network partition, a set of data nodes could not show that it was the"
+                   " surviving part (`Arbitration check lost - less than 1/2 nodes left`,"
+                   " `... missing node group`, `Arbitration lost - negative reply from node"
+                   " N`, `Network partitioning - no arbitrator available/configured`) and"
+                   " shut itself down to avoid a split brain.",
+        "impact": "Those data nodes are down. If no part won, the whole cluster is down"
+                  " (NdbClusterUnreachable pages); if one won, it runs with fewer replicas.",
+        "diagnosis": "- The cluster log around it: which nodes missed heartbeats, which node"
+                     " was arbitrator (`Started arbitrator node`, `Lost arbitrator node`).\n"
+                     "- The network between the data nodes and to the arbitrator (the"
+                     " management node or an SQL node with ArbitrationRank > 0).\n"
+                     "- `SELECT * FROM ndbinfo.membership` on a surviving SQL node: the"
+                     " president and the arbitrator now.",
+        "mitigation": "Restore the network, then start the stopped data nodes. Make sure an"
+                      " arbitrator runs on a host apart from the data nodes, so one host's"
+                      " loss cannot take both halves' chances away.",
+    },
+    "GaleraServerAborted": {
+        "component": "mariadb", "pattern": "Aborting",
+        "meaning": "A node's error log has `[ERROR] Aborting` (MySQL 8 / PXC: `[ERROR]"
+                   " [MY-010119] [Server] Aborting`): the server gave up a start or a run on"
+                   " an error; the lines just before it name the error.",
+        "impact": "The node is down: one member fewer in its Galera cluster. A supervisor that restarts it may loop into the same"
+                  " failure, each time with a state transfer.",
+        "diagnosis": "- The error log's lines before `Aborting`: a failed SST, a wrong option"
+                     " after an upgrade (`unknown variable`), a port in use, InnoDB refusing"
+                     " to start, a full disk.\n- `systemctl status` / the container's restart"
+                     " count: is it looping?",
+        "mitigation": "Fix the error the log names and start the node again; if it fails on"
+                      " a state transfer, see GaleraSstFailed.",
+    },
     "GaleraSstFailed": {
         "component": "mariadb", "pattern": "State transfer .* failed|WSREP_SST: \\\\[ERROR\\\\]",
         "meaning": "A Galera node's error log has lines of a state transfer that failed or"
