@@ -40,6 +40,8 @@ from clusterscope_loadgen.runner import Runner
 from clusterscope_loadgen.stats import Window
 from clusterscope_loadgen.target import Target
 
+from clusterscope.bench.cli import run_cli
+
 FULL_RUN = 600.0  # the run length the issue asks a 2-point detectable change of
 
 
@@ -57,7 +59,7 @@ def galera() -> Iterator[list[Target]]:
     if not given:
         root.chmod(0o755)  # the MariaDB servers run as `mysql`
         env["CLUSTERSCOPE_PORT_BASE"] = os.environ.get("CLUSTERSCOPE_BENCH_PORT_BASE", "26300")
-        _cli(env, "lab", "up", "--galera")
+        run_cli(env, "lab", "up", "--galera")
     try:
         lab = Lab(root)
         nodes = [lab.service(f"galera-node{n}") for n in (1, 2)]
@@ -71,12 +73,6 @@ def galera() -> Iterator[list[Target]]:
                            capture_output=True, timeout=300)
             shutil.rmtree(root, ignore_errors=True)
 
-
-def _cli(env: dict, *args: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "clusterscope.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        raise RuntimeError(f"clusterscope {' '.join(args)}: {proc.stderr[-2000:]}")
 
 
 def _pct(x: float) -> float:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import yaml
 
+from clusterscope.bench.cli import run_cli
 from clusterscope.stats import paired
 
 EXPORTER_ACCOUNTS = {"mysqld-exporter": "clusterscope_exporter",
@@ -50,13 +51,6 @@ WINDOW_SECONDS = int(os.environ.get("CLUSTERSCOPE_BENCH_MONITORING_WINDOW", "10"
 PAIRS = int(os.environ.get("CLUSTERSCOPE_BENCH_MONITORING_PAIRS", "12"))
 OLTP = "/usr/share/sysbench/oltp_read_write.lua"
 
-
-def _cli(env: dict, *args: str, timeout: float = 900) -> str:
-    proc = subprocess.run([sys.executable, "-m", "clusterscope.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise RuntimeError(f"clusterscope {' '.join(args)}: {proc.stderr[-2000:]}")
-    return proc.stdout
 
 
 def _sysbench(cnf: Path, command: str, seconds: int = 0) -> float:
@@ -207,7 +201,7 @@ def run() -> dict:
     base = os.environ.get("CLUSTERSCOPE_BENCH_PORT_BASE", "26300")
     env = dict(os.environ, CLUSTERSCOPE_LAB_DIR=str(root), CLUSTERSCOPE_PORT_BASE=base)
     try:
-        _cli(env, "lab", "up", "--galera", "--ndb", "--monitoring")
+        run_cli(env, "lab", "up", "--galera", "--ndb", "--monitoring")
         from clusterscope.lab import galera_nodes
         from clusterscope.lab.core import Lab
         from clusterscope.lab.ndb import _sock as ndb_sock

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from clusterscope.bench import soak_faults
 from clusterscope.bench import soak_judge as judge
+from clusterscope.bench.cli import run_cli
 from clusterscope.bench.soak_judge import Fault
 from clusterscope.lab.core import Lab, LabError, pid_alive
 
@@ -69,11 +70,7 @@ CYCLE = ("galera-ist", "kill-tracker", "ndb-restart", "log-rotate", "kill-mysqld
 
 
 def _cli(env: dict, *args: str, timeout: float = 1800) -> str:
-    proc = subprocess.run([sys.executable, "-m", "clusterscope.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise RuntimeError(f"clusterscope {' '.join(args)}: {proc.stderr[-2000:]}")
-    return proc.stdout
+    return run_cli(env, *args, timeout=timeout)
 
 
 def _get(url: str, timeout: float = 30) -> bytes:
