@@ -45,8 +45,13 @@ GALERA_MAY = (
 )
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
+    # Held briefly even in a full-length run: the donor's gcache (the lab's 128M) must
+    # still hold every write-set the node missed, and at the soak's write rate (~2,700
+    # write-sets/s) it holds well under the 105 s a hold past GaleraNodeNotReady's `for:`
+    # takes; a 60-minute soak held it that long and each "IST" became an SST (counted as
+    # such, GaleraGcacheTooSmall pending). The galera-sst fault holds past the `for:`s.
     Kind("galera-ist", "Galera node SIGKILLed, then started: it rejoins by IST",
-         ("GaleraNodeNotReady",),
+         (),
          (*GALERA_DOWN, Alert("GaleraNodeRestarted", {"node": "{node}"}, lasts=300)),
          GALERA_MAY, cluster_event=True),
     Kind("galera-sst", "Galera node SIGKILLed, then started with --force-sst: full SST",
