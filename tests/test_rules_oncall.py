@@ -369,6 +369,24 @@ def test_n14_the_stack_components_down_or_failing(tmp_path) -> None:
     ])
 
 
+def test_a_disk_filling_needs_an_hour_of_history(tmp_path) -> None:
+    """A VictoriaMetrics whose free disk falls fast in its first 10 minutes (a fresh lab under
+    a burst of writes: the soak's start) is not called full at that trend; one whose free
+    disk falls as fast after an hour of history is."""
+    n = 120 * 60 // STEP
+    fresh = {"job": "victoriametrics", "instance": "vm-fresh:8428", "path": "/storage"}
+    old = {"job": "victoriametrics", "instance": "vm-old:8428", "path": "/storage"}
+    fall = [5e9 - 0.5e6 * STEP * k for k in range(n)]  # 0.5 MB/s: full within 4 hours
+    series = [const("up", {k: v for k, v in fresh.items() if k != "path"}, [1] * n),
+              const("up", {k: v for k, v in old.items() if k != "path"}, [1] * n),
+              const("vm_free_disk_space_bytes", fresh, [None] * (n - 120) + fall[:120]),
+              const("vm_free_disk_space_bytes", old, fall)]
+    promtool_test(tmp_path, series, [
+        firing("ClusterscopeVictoriaMetricsFailing", (n - 1) * STEP,
+               [{**old, "problem": "disk filling"}]),
+    ])
+
+
 # -- N17: an NDB SQL node that lost the cluster -----------------------------------------------
 def test_n17_an_sql_node_that_sees_no_data_node(tmp_path) -> None:
     """N17: the NDB SQL nodes are probed by mysqld_exporter (job ndb_sql) but nothing

@@ -59,8 +59,12 @@ def groups(c: dict) -> list[Group]:
               " or ".join([
                   _problem(f"up{{{vm}}} == 0", "down"),
                   _problem(f"max_over_time(vm_storage_is_read_only{{{vm}}}[5m]) == 1", "read-only"),
+                  # only with an hour of history: a fresh VictoriaMetrics under a burst of
+                  # writes (the 31-minute soak's start) extrapolated minutes to a full disk
                   _problem(f"predict_linear(vm_free_disk_space_bytes{{{vm}}}[1d],"
-                           f" {seconds(st['storage_predict_ahead'])}) < 0", "disk filling")]),
+                           f" {seconds(st['storage_predict_ahead'])}) < 0"
+                           f" and vm_free_disk_space_bytes{{{vm}}} offset 1h",
+                           "disk filling")]),
               "critical", "VictoriaMetrics {{ $labels.instance }}: {{ $labels.problem }}",
               "VictoriaMetrics at {{ $labels.instance }} ({{ $labels.component }}) is"
               " {{ $labels.problem }}: samples are lost or will be (down: not scraped;"
