@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from clusterscope_loadgen import config, ddl, designs, estimators, stats, sysbench, window
+from clusterscope_loadgen import config, ddl, designs, estimators, stats, sysbench, variant, window
 from clusterscope_loadgen.runner import RunError, Runner, summary
 from clusterscope_loadgen.stats import Window
 from clusterscope_loadgen.target import Health, Target
@@ -136,8 +136,8 @@ def test_detectable_change_from_an_interval_is_the_t_formula_for_mean_t() -> Non
 
 
 # -- designs -------------------------------------------------------------------------------
-def _v(name: str, baseline: str | None = None, **kw: object) -> config.Variant:
-    return config.Variant(name=name, table="t", baseline=baseline, **kw)  # type: ignore[arg-type]
+def _v(name: str, baseline: str | None = None, **kw: object) -> variant.Variant:
+    return variant.Variant(name=name, table="t", baseline=baseline, **kw)  # type: ignore[arg-type]
 
 
 def test_groups_put_each_baseline_with_its_variants() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from clusterscope.ndbsim import scenario
+from clusterscope.ndbsim import rows, scenario
 from clusterscope.ndbsim.model import Model
 
 
@@ -17,7 +17,7 @@ def _per_tick(model: Model, ticks: int) -> float:
     start = time.process_time()
     for _ in range(ticks):
         model.tick(1.0)
-        model.tables(full=True)
+        rows.tables(model, full=True)
     return (time.process_time() - start) / ticks
 
 
@@ -29,9 +29,9 @@ def run() -> dict:
         small_t.append(_per_tick(small, 5))
         large_t.append(_per_tick(large, 2))
     s, lg = min(small_t), min(large_t)
-    rows = {name: sum(len(r) for _, r in m.tables(full=True).values())
+    counts = {name: sum(len(r) for _, r in rows.tables(m, full=True).values())
             for name, m in (("default", small), ("large", large))}
     return {"default_tick_cpu_seconds": round(s, 4), "large_tick_cpu_seconds": round(lg, 4),
-            "default_rows": rows["default"], "large_rows": rows["large"],
+            "default_rows": counts["default"], "large_rows": counts["large"],
             "large_vs_default_tick_cost_ratio": round(lg / s, 2),
             "default_tick_share_of_one_core_ratio": round(s / 1.0, 4)}

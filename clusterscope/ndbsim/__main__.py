@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pymysql
 
+from clusterscope.ndbsim import rows
 from clusterscope.ndbsim import scenario as scenarios
 from clusterscope.ndbsim.clusterlog import ClusterLog
 from clusterscope.ndbsim.model import Model
@@ -79,6 +80,12 @@ class Runner:
             return {"version": self.version, "data_version": self.data_version,
                     "not_served": sorted(unserved), "columns_not_served": columns}
         raise ValueError(f"unknown command {kind!r}")
+
+    def tables(self, full: bool = True) -> dict[str, rows.Rows]:
+        """Base-table name -> (columns, rows). `full=False`: only what a restart changes."""
+        if full:
+            self.model.membership_changed = False
+        return rows.tables(self.model, full)
 
     def broken(self) -> set[str]:
         """Views whose scans fail: the view-error fault's, or all of them while every data
@@ -145,7 +152,7 @@ class Runner:
     def run(self) -> None:
         self.store.ensure_schema()
         for mirror in self.mirrors:
-            mirror.write(self.store, self.model.tables(full=True), False, set(), {})
+            mirror.write(self.store, self.tables(full=True), False, set(), {})
         self.log.write([("INFO", f"Node {self.sc.mgm_nodes[0]}: Simulated cluster"
                                  f" '{self.sc.name}' (version {self.version}, data nodes"
                                  f" {self.data_version}) model started")])
@@ -178,7 +185,7 @@ class Runner:
                 f = self.model.faults
                 for mirror in self.mirrors:
                     mirror.resync()
-                    mirror.write(self.store, self.model.tables(full=True), f.offline,
+                    mirror.write(self.store, self.tables(full=True), f.offline,
                                  self.broken(), f.null_columns)
                 self.store.finish_command(cid, ok, result)
         except pymysql.MySQLError as exc:
@@ -186,7 +193,7 @@ class Runner:
         self.model.tick(now - last)
         last = now
         full = (now - last_full >= FULL_EVERY) or self.model.membership_changed
-        tables = self.model.tables(full=full)
+        tables = self.tables(full=full)
         try:
             self.store.write(tables)
             if self.primary_down is not None:
@@ -198,7 +205,7 @@ class Runner:
         for mirror in self.mirrors:
             # a mirror that missed rows (it was away) gets every table again
             whole = full or mirror.store is None or mirror.dirty
-            mirror.write(self.store, self.model.tables(full=True) if whole and not full
+            mirror.write(self.store, self.tables(full=True) if whole and not full
                          else tables, f.offline, self.broken(), f.null_columns)
         if full:
             last_full = now

@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from ndbinfo_exporter import schema
 
 from clusterscope.ndbsim import restart as rs
-from clusterscope.ndbsim import rows
-from clusterscope.ndbsim.rows import PAGE, TABLE_ID0
 from clusterscope.ndbsim.scenario import Scenario
-from clusterscope.ndbsim.workload import Workload
+from clusterscope.ndbsim.workload import PAGE, TABLE_ID0, Workload
 
 # cluster-log lines (ndb_mgmd wording) when the restarting node enters a status
 PHASE_LOG = {5: ["Start phase 0 completed (node restart)",
@@ -680,13 +678,6 @@ class Model:
             else:
                 t.sent += 200 * dt
                 t.received += 150 * dt
-
-    # -- rows --------------------------------------------------------------------------
-    def tables(self, full: bool = True) -> dict[str, tuple[list[str], list[tuple]]]:
-        """Base-table name -> (columns, rows). `full=False`: only what a restart changes."""
-        if full:
-            self.membership_changed = False
-        return rows.tables(self, full)
 
     # -- status for `lab ndb status` --------------------------------------------------
     def status(self) -> dict:

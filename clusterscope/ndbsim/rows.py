@@ -14,15 +14,13 @@ from ndbinfo_exporter import schema
 
 from clusterscope.ndbsim import ddl
 from clusterscope.ndbsim import restart as rs
-from clusterscope.ndbsim.workload import API_BLOCK
+from clusterscope.ndbsim.workload import API_BLOCK, PAGE, TABLE_ID0
 from clusterscope.ndbsim.workload import TABLE_SHARE_OF_DATA_MEMORY as TABLE_SHARE
 
 if TYPE_CHECKING:
     from clusterscope.ndbsim.model import Model, Node, RestartRow
 
 Rows = tuple[list[str], list[tuple]]
-PAGE = 32768
-TABLE_ID0 = 10  # table ids below are system tables
 HISTOGRAM_EVERY = 5.0  # wall seconds between two renderings of the histogram tables
 DPB_COLUMNS = ("pages_written", "pages_written_lcp", "pages_read", "log_waits",
                "page_requests_direct_return", "page_requests_wait_queue",

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from ndbinfo_exporter import schema
 
-TABLE_ID0 = 10  # as rows.TABLE_ID0: table ids below are system tables
+PAGE = 32768  # bytes per DataMemory page
+TABLE_ID0 = 10  # table ids below are system tables
 DATABASE = "sim"
 # fixed-size element per row of a table (bytes), by table index: rows of different widths
 ELEMENT_BYTES = (96, 128, 64, 256, 80, 112)

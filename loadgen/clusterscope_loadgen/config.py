@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import yaml
 from clusterscope_loadgen import ddl
 from clusterscope_loadgen.designs import DESIGNS
 from clusterscope_loadgen.estimators import ESTIMATORS
+from clusterscope_loadgen.variant import Variant
 
 DEFAULT_CONFIG = Path(__file__).with_name("experiments.yaml")
 LUA_DIR = Path(__file__).with_name("lua")
@@ -31,26 +32,6 @@ _MIX_UNSAFE = re.compile(r"[|;\s]")
 
 class ConfigError(ValueError):
     """The experiments file is wrong; the message names the file and experiment."""
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    table: str
-    baseline: str | None = None
-    threads: int | None = None  # None: the run's thread count
-    writers: int = 1
-    reader: str = "writer"
-    engines: tuple[str, ...] = ()
-    rows_per_event: int = 1
-    options: dict[str, Any] = field(default_factory=dict)
-
-    def runs_on(self, engine: str) -> bool:
-        return not self.engines or engine in self.engines
-
-    @property
-    def needs_peer(self) -> bool:
-        return self.writers > 1 or self.reader == "peer"
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from clusterscope_loadgen.estimators import Unit
 from clusterscope_loadgen.stats import Window
-
-if TYPE_CHECKING:
-    from clusterscope_loadgen.config import Variant
+from clusterscope_loadgen.variant import Variant
 
 DESIGNS = ("interleaved", "windows", "abba")
 DEFAULT = "interleaved"

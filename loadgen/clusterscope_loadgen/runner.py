@@ -23,7 +23,7 @@ from dataclasses import asdict
 import pymysql
 
 from clusterscope_loadgen import ddl, designs, estimators, stats, sysbench, window
-from clusterscope_loadgen.config import Experiment, Variant
+from clusterscope_loadgen.config import Experiment
 from clusterscope_loadgen.metrics import Metrics
 from clusterscope_loadgen.results import RowBook, WindowResult
 from clusterscope_loadgen.sysbench import Endpoint
@@ -37,6 +37,7 @@ from clusterscope_loadgen.target import (
 )
 from clusterscope_loadgen.target import health as node_health
 from clusterscope_loadgen.target import identity as node_identity
+from clusterscope_loadgen.variant import Variant
 
 WRITTEN = {"fk": ("users_posts", "users_posts_fk1", "users_posts_fk"),
            "batching_pk": ("bp_pk", "bp_nopk")}
