@@ -1,0 +1,5 @@
+import sys
+
+from clusterscope_changes.main import main
+
+sys.exit(main())
