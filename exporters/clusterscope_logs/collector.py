@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import yaml
 from clusterscope_inventory.description import LogSource
 
+from clusterscope_logs import changes
 from clusterscope_logs import formats as lf
 
 # The field the regex parsers fill and the later operators read; removed at the end.
@@ -223,7 +224,15 @@ def parse_operators(stream: Stream) -> list[dict]:
     return ops
 
 
+def changes_stream(path: str) -> Stream:
+    """The change detector's file (clusterscope_changes): every line names its cluster and
+    node itself (clusterscope_logs.changes)."""
+    return Stream(path, changes.COMPONENT, {"component": changes.COMPONENT, "level": "info"})
+
+
 def operators(stream: Stream) -> list[dict]:
+    if stream.component == changes.COMPONENT:
+        return changes.operators()
     if stream.daemon:
         return parse_operators(stream)
     return [*unwrap_operators(), *multiline_operators(stream.component),
@@ -340,6 +349,8 @@ CONTAINER = {"storage_dir": "${env:OTELCOL_STORAGE_DIR:-/var/lib/otelcol}",
 ENDPOINT_ENV = "${env:CLUSTERSCOPE_LOGS_ENDPOINT}"
 
 
-def container_config(sources: Iterable[LogSource]) -> str:
-    """What the inventory serves at /config/otelcol.yaml for compose's collector."""
-    return render(shipper_config(sources, endpoint=ENDPOINT_ENV, **CONTAINER))
+def container_config(sources: Iterable[LogSource], changes_file: str | None = None) -> str:
+    """What the inventory serves at /config/otelcol.yaml for compose's collector; with the
+    change detector's file when it has one."""
+    extra = [changes_stream(changes_file)] if changes_file else []
+    return render(shipper_config(sources, endpoint=ENDPOINT_ENV, extra=extra, **CONTAINER))
