@@ -95,6 +95,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    " and columns they lack answer as a real SQL node answers them")
     v.set_defaults(func=cmd_version)
 
+    c = nsub.add_parser("set-config", help="change a data node parameter in the management"
+                        " server's configuration (each data node takes it when it restarts)")
+    c.add_argument("param", help="e.g. DataMemory, TimeBetweenLocalCheckpoints")
+    c.add_argument("value")
+    c.add_argument("--now", action="store_true",
+                   help="every running data node takes it at once (a rolling restart done)")
+    c.set_defaults(func=cmd_config)
+
 
 def _open(args: argparse.Namespace):
     lab = open_lab(args)
@@ -244,4 +252,16 @@ def cmd_version(args: argparse.Namespace) -> int:
         print(f"  {view}: not served by the data nodes")
     for view, cols in res["columns_not_served"].items():
         print(f"  {view}: {', '.join(cols)} NULL (not served by the data nodes)")
+    return 0
+
+
+@_command
+def cmd_config(args: argparse.Namespace) -> int:
+    _, sock = _open(args)
+    res = control.send(sock, {"cmd": "config", "param": args.param, "value": args.value,
+                              "now": args.now})
+    taken = (f"data nodes {', '.join(map(str, res['applied_to']))} run it now"
+             if res["applied_to"] else "each data node takes it at its next restart")
+    print(f"{res['param']} = {res['value']} (config generation {res['generation']}; {taken})"
+          " SIMULATED")
     return 0

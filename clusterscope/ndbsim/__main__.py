@@ -68,6 +68,10 @@ class Runner:
                     "planned_wall_secs": round(run.planned_total() / run.time_scale, 1)}
         if kind == "fault":
             return self.fault(cmd)
+        if kind == "config":
+            live = [n.id for n in m.live()]
+            return m.config.set(str(cmd["param"]), str(cmd["value"]), bool(cmd.get("now")),
+                                live)
         if kind == "version":
             self.version = cmd["version"]
             self.data_version = cmd.get("data_version") or self.version

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ndbinfo_exporter import schema
 
 from clusterscope.ndbsim import restart as rs
+from clusterscope.ndbsim.config import Config
 from clusterscope.ndbsim.scenario import Scenario
 from clusterscope.ndbsim.workload import PAGE, TABLE_ID0, Workload
 
@@ -173,6 +174,9 @@ class Model:
         self.rates: dict[int, dict[str, float]] = {}
         for node in self.nodes.values():
             node.redo_used = sc.redo_log_parts * sc.redo_part_bytes * 0.05
+        self.config = Config.initial(sc.data_nodes, {
+            "NoOfReplicas": str(sc.replicas),
+            "DataMemory": str(int(sc.data_memory_gb * 2**30))})
 
     # -- helpers -----------------------------------------------------------------------
     def _fresh_process(self, node: Node, start_ctime: float) -> None:
@@ -319,6 +323,7 @@ class Model:
         for node in self.nodes.values():
             self.emit(node.id, f"Start initiated (version {self.release()})")
             self._fresh_process(node, self.ctime)
+            self.config.restarted(node.id)
             node.state = "up"
         for node in self.nodes.values():
             self._fresh_transporters(node)
@@ -362,6 +367,7 @@ class Model:
             self.membership_changed = True
             self._fresh_process(node, self.ctime)
             self._fresh_transporters(node)
+            self.config.restarted(node.id)  # it starts with the current configuration
             for peer in self.live():
                 if peer.id != run.node:
                     t = peer.trp[run.node]

@@ -112,19 +112,9 @@ def tables(sim: Model, full: bool = True) -> dict[str, Rows]:
     out["ndb$resources"] = _resources(sim, live)
     out.update(_lcp_tables(sim, live))
     out.update(_disk_write_speed(sim, live))
-    params = [(101, "NoOfReplicas", "Number of copies of all data in the database",
-               "unsigned", "2", "1", "4", 0, "used", str(sc.replicas)),
-              (106, "MaxNoOfConcurrentTransactions", "Max number of transaction executing"
-               " concurrently on the DB node", "unsigned", "4096", "32", "4294967039", 0,
-               "used", "4096"),
-              (112, "DataMemory", "Number bytes on each DB node allocated for storing"
-               " data", "unsigned", "102760448", "1048576", "1099511627776", 0, "used",
-               str(int(sc.data_memory_gb * 2**30)))]
-    out["ndb$config_params"] = (
-        _bcols("config_params"),
-        [p[:9] for p in params])
-    out["ndb$config_values"] = (_bcols("config_values"),
-                                [(n.id, p[0], p[9]) for n in live for p in params])
+    params, values = sim.config.rows([n.id for n in live])
+    out["ndb$config_params"] = (_bcols("config_params"), params)
+    out["ndb$config_values"] = (_bcols("config_values"), values)
     out.update(_workload(sim, live))
     return out
 
@@ -279,11 +269,12 @@ def _restart_row(row: RestartRow, master: int) -> tuple[int, dict[str, int], int
 def _nodes(sim: Model) -> tuple[list[str], list[tuple]]:
     rows = []
     for n in sorted(sim.visible(), key=lambda n: n.id):
+        generation = sim.config.of(n.id)[0]  # the configuration it started with
         if n.state == "up":
-            rows.append((n.id, int(sim.ctime - n.start_ctime), 3, 0, 1))
+            rows.append((n.id, int(sim.ctime - n.start_ctime), 3, 0, generation))
         else:
             rows.append((n.id, int(sim.ctime - n.start_ctime), 2,
-                         START_PHASE.get(n.restart_status or 0, 1), 1))
+                         START_PHASE.get(n.restart_status or 0, 1), generation))
     return _bcols("nodes"), rows
 
 def _processes(sim: Model, live: list[Node]) -> tuple[list[str], list[tuple]]:
