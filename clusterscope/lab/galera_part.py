@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from clusterscope.lab import description, exporters, mariadb
+from clusterscope.lab import change_detector, description, exporters, mariadb
 from clusterscope.lab import galera_nodes as gn
 from clusterscope.lab.core import Lab, LabError, wait_for_port
 
@@ -58,6 +58,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
         start_garbd(lab)
     exporters.ensure_mysqld_exporter(lab)
     start_tracker(lab)
+    change_detector.ensure(lab)
 
 
 def _bootstrap(lab: Lab) -> int:

@@ -108,6 +108,8 @@ def service_streams(services: list[Service]) -> list[collector.Stream]:
             labels["simulated"] = "true"
         out.append(collector.Stream(s.log, labels["component"], labels, zone,
                                     daemon=labels["component"] != lf.MARIADB))
+        if s.extra.get("changes_file"):  # the change detector's lines, one per change step
+            out.append(collector.changes_stream(s.extra["changes_file"]))
     return out
 
 

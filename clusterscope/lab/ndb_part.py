@@ -20,7 +20,7 @@ import time
 
 from ndbinfo_exporter.schema import version_tuple
 
-from clusterscope.lab import description, exporters, mariadb, ndb_exporter
+from clusterscope.lab import change_detector, description, exporters, mariadb, ndb_exporter
 from clusterscope.lab.core import Lab, LabError, pid_alive
 from clusterscope.lab.description import DEFAULT_SQL_NODES, SQL, sql_nodes, sql_service
 from clusterscope.ndbsim import control
@@ -106,6 +106,7 @@ def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
                          "version": settings["version"], "socket": str(sock)})
     exporters.ensure_mysqld_exporter(lab)
     ndb_exporter.up(lab)
+    change_detector.ensure(lab)
 
 
 def start_sql(lab: Lab, i: int) -> None:

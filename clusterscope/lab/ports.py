@@ -23,6 +23,8 @@ OFFSETS: dict[str, int] = {
     # one mysqld_exporter probes every node of every cluster
     "mysqld-exporter": 27,
     "galera-tracker": 30,
+    # configuration and version changes of every node (clusterscope_changes)
+    "change-detector": 31,
     # Monitoring
     "victoria-metrics": 40,
     "vmalert": 41,
