@@ -12,6 +12,7 @@ try:
     from clusterscope.commands import (
         analysis_command,
         bench_command,
+        changes_command,
         dashboards_command,
         demo_command,
         deploy_command,
@@ -27,7 +28,8 @@ except RulesConfigError as exc:  # the dashboards read rules/config.yaml when im
     raise SystemExit(f"clusterscope: {exc}") from None
 
 # Each provides `add_arguments(subparsers)`; the order is the order of `--help`.
-COMMANDS = [lab_command, tools_command, loadgen_command, analysis_command, logs_command,
+COMMANDS = [lab_command, tools_command, loadgen_command, analysis_command, changes_command,
+            logs_command,
             dashboards_command, rules_command, maintenance_command, deploy_command,
             demo_command, bench_command, lint_command]
 

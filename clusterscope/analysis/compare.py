@@ -261,6 +261,10 @@ def _cell(s: Summary, unit: str) -> str:
     return f"{_num(s.mean, unit)}{sd} (n={s.n})"
 
 
+# the cells of the table, for other listings of rows (clusterscope changes)
+cell = _cell
+difference_text = _diff
+
 VERDICT_ORDER = {"worse": 0, "better": 1, "no significant change": 2, "too few samples": 3,
                  "only one period has data": 4, "no data": 5}
 SHORT_VERDICT = {"no significant change": "no sig. change",

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from clusterscope.analysis import svg
-from clusterscope.analysis.compare import Row, event_times, render_table
+from clusterscope.analysis import change_pages, svg
+from clusterscope.analysis.changes import Judgement
+from clusterscope.analysis.compare import Row, render_table
 from clusterscope.analysis.periods import Period
-from clusterscope.analysis.quantities import AGGREGATE_PHASES, COMPLETED_RESTART, RESTART_DONE
+from clusterscope.analysis.quantities import AGGREGATE_PHASES, COMPLETED_RESTART
+from clusterscope.analysis.restart_versions import completed_restarts
 from clusterscope.clients.vm import VM
 from clusterscope.rules.config import shared
 from clusterscope.rules.fragments import ldm_cpu_percent
@@ -124,36 +126,21 @@ def _node(metric: dict[str, str]) -> tuple[str, str]:
 
 def restart_breakdown(vm: VM, period: Period) -> list[tuple[str, list[tuple[str, float]]]]:
     """The phases of every completed restart in the period, oldest first."""
-    step = _step(period)
-    start = period.start - 300
-    totals = {_node(r["metric"]): r for r in vm.query_range(
-        f"ndb_restart_total_seconds {COMPLETED_RESTART}", start, period.end, step)}
-    clusters = {c for c, _ in totals}
+    restarts = completed_restarts(vm, period)
+    clusters = {r.cluster for r in restarts}
     rows = []
-    # one bar per completed restart (a change of its completion time), so two restarts
-    # with the same total are two bars
-    for ev in vm.query_range(RESTART_DONE, start, period.end, step):
-        cluster, node = _node(ev["metric"])
-        for t in event_times(ev["values"], period.start, start, step):
-            v = next((val for ts, val in totals.get((cluster, node), {}).get("values", [])
-                      if float(ts) >= t and val != "NaN"), None)
-            if v is None:
-                continue
-            where = f'node_id="{node}"' + (f',cluster="{cluster}"' if cluster else "")
-            phases = vm.query(f"ndb_restart_phase_seconds{{{where}}}", float(t))
-            # an aggregate phase (for_local_recovery) sums others: drawn, it would double
-            # the bar (417 s restarts drawn as 663 s)
-            segs = sorted(((p["metric"].get("phase", "?"), float(p["value"][1]))
-                           for p in phases if float(p["value"][1]) > 0
-                           and p["metric"].get("phase") not in AGGREGATE_PHASES),
-                          key=lambda s: s[0])
-            rest = float(v) - sum(x for _, x in segs)
-            if rest > 0.5:  # phases the view does not break out; the bar ends at the total
-                segs.append(("other phases", rest))
-            label = (f"{cluster} " if len(clusters) > 1 else "") + \
-                f"node {node} @ {datetime.fromtimestamp(t, UTC):%H:%M:%S}"
-            rows.append((t, label, segs))
-    return [(label, segs) for _, label, segs in sorted(rows)]
+    for r in restarts:
+        # an aggregate phase (for_local_recovery) sums others: drawn, it would double
+        # the bar (417 s restarts drawn as 663 s)
+        segs = sorted(((p, v) for p, v in r.phases.items()
+                       if v > 0 and p not in AGGREGATE_PHASES), key=lambda s: s[0])
+        rest = r.total - sum(x for _, x in segs)
+        if rest > 0.5:  # phases the view does not break out; the bar ends at the total
+            segs.append(("other phases", rest))
+        label = (f"{r.cluster} " if len(clusters) > 1 else "") + \
+            f"node {r.node_id} @ {datetime.fromtimestamp(r.time, UTC):%H:%M:%S}"
+        rows.append((label, segs))
+    return rows
 
 
 def recoveries(vm: VM, period: Period) -> list[dict]:
@@ -207,7 +194,7 @@ def _comparison_html(comparison: tuple[Period, Period, list[Row]]) -> str:
 
 def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] | None = None,
           alerts: list[dict] | None = None, notes: list[str] | None = None,
-          source: str | None = None) -> str:
+          source: str | None = None, changes: list[Judgement] | None = None) -> str:
     parts: list[str] = []
     add = parts.append
     sections = {
@@ -239,6 +226,8 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
                     for a in alerts]) if alerts else "<p class='empty'>no alert fired</p>")
     if comparison:
         add("<h2>Before / after</h2>" + _comparison_html(comparison))
+    if changes is not None:
+        add(change_pages.section(changes))
 
     exp = sections["experiments"]
     add(f"<h2>Experiments {exp.mark()}</h2>")
@@ -296,8 +285,14 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
 def write(vm: VM, period: Period, out: Path,
           comparison: tuple[Period, Period, list[Row]] | None = None,
           alerts: list[dict] | None = None, notes: list[str] | None = None,
-          source: str | None = None) -> Path:
+          source: str | None = None, changes: list[Judgement] | None = None) -> Path:
+    """index.html, and a page per change (changes/<id>.html) when `changes` is given."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "index.html"
-    path.write_text(build(vm, period, comparison, alerts, notes, source))
+    path.write_text(build(vm, period, comparison, alerts, notes, source, changes))
+    if changes:
+        change_pages.write(vm, out, changes,
+                           [_comparison_html((j.before, j.after, j.rows)) if j.rows else
+                            '<p class="empty">no data in either period</p>' for j in changes],
+                           source or vm.url)
     return path

@@ -9,12 +9,15 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from clusterscope.analysis import compare, report
+from clusterscope.analysis import changes, compare, report
 from clusterscope.analysis.baseline import pin_to_vm
 from clusterscope.analysis.periods import FORMS, Period, PeriodError
 from clusterscope.analysis.quantities import DEFAULT_QUANTITIES
+from clusterscope.clients.vlogs import VLogsError
 from clusterscope.clients.vm import VMError
 from clusterscope.commands import vm_options
+from clusterscope.commands.logs_command import parse_duration
+from clusterscope.lab import endpoints
 from clusterscope.lab.endpoints import Source
 
 BASELINES_ENV = "CLUSTERSCOPE_BASELINES_DIR"
@@ -53,6 +56,14 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="also include the comparison of a pinned baseline with --after")
     r.add_argument("--after", metavar="START..END",
                    help="with --before-baseline: the period after (default: --period)")
+    r.add_argument("--change-settle", type=parse_duration, default=changes.DEFAULT_SETTLE,
+                   help="each change's comparison leaves this out after its last step"
+                        " (default 2m)")
+    r.add_argument("--change-period", type=parse_duration, default=changes.DEFAULT_PERIOD,
+                   help="each side of a change's comparison (default 1h)")
+    r.add_argument("--logs-url", help="the VictoriaLogs with the change lines (default"
+                   f" ${endpoints.VLOGS_URL_ENV}, else the lab's); without one the report"
+                   " lists no changes and says so")
     _common(r)
     r.set_defaults(func=cmd_report)
 
@@ -201,9 +212,25 @@ def cmd_report(args: argparse.Namespace) -> int:
             pa = Period.parse(args.after) if args.after else period
             comparison = (pb, pa, compare.compare_samples(
                 quantities, before, compare.collect(vm, quantities, pa)))
-        path = report.write(vm, period, Path(args.out), comparison, source=src.describe())
+        judged, notes = _changes(args, src, period)
+        path = report.write(vm, period, Path(args.out), comparison, notes=notes,
+                            source=src.describe(), changes=judged)
     except (PeriodError, VMError, OSError, ValueError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 1
     print(f"report: {path}")
     return 0
+
+
+def _changes(args: argparse.Namespace, src: Source, period: Period
+             ) -> tuple[list[changes.Judgement] | None, list[str]]:
+    """The changes with a step in the report's period, each judged on its own; none (and a
+    note saying why) without a VictoriaLogs to read them from."""
+    try:
+        vlogs = endpoints.logs_for(src, args.logs_url, args.lab_dir)
+        found = changes.read(vlogs, period.start, period.end)
+    except VLogsError as exc:
+        return None, [f"Configuration and version changes are not listed: {exc}"]
+    quantities = _quantities(args)
+    return [changes.judge(src.vm, c, found, quantities, settle=args.change_settle,
+                          period=args.change_period) for c in found], []

@@ -6,7 +6,7 @@ The one answer for every command that reads or writes metrics or logs (`compare`
 1. an explicit URL: `--vm URL` for reads and `--vm-write URL` for pins (default: the read
    URL); `--logs-url URL` for logs;
 2. `--lab-dir DIR`: that lab's;
-3. `$CLUSTERSCOPE_VM_URL` and `$CLUSTERSCOPE_VM_WRITE_URL`;
+3. `$CLUSTERSCOPE_VM_URL` and `$CLUSTERSCOPE_VM_WRITE_URL`; `$CLUSTERSCOPE_LOGS_URL`;
 4. the lab of `$CLUSTERSCOPE_LAB_DIR` (or ./.lab), if it runs one.
 
 A lab's VictoriaLogs is used only together with that lab's VictoriaMetrics. Nothing found:
@@ -27,6 +27,7 @@ from clusterscope.lab.monitoring_part import VM as VM_SERVICE
 
 VM_URL_ENV = "CLUSTERSCOPE_VM_URL"
 VM_WRITE_URL_ENV = "CLUSTERSCOPE_VM_WRITE_URL"
+VLOGS_URL_ENV = "CLUSTERSCOPE_LOGS_URL"
 
 HOW = (f"pass --vm URL or set {VM_URL_ENV}: a single-node VictoriaMetrics"
        " (--vm http://127.0.0.1:8428), the cluster version's vmselect"
@@ -92,3 +93,15 @@ def logs(url: str | None = None, lab_dir: str | Path | None = None) -> VLogs:
         raise VLogsError(f"no VictoriaLogs in the lab {lab.root}; `clusterscope lab up"
                          " --monitoring`, or pass --logs-url http://HOST:9428")
     return VLogs(found)
+
+
+def logs_for(src: Source, url: str | None = None, lab_dir: str | Path | None = None) -> VLogs:
+    """The VictoriaLogs that goes with `src` (a command reading both): `url`, else
+    $CLUSTERSCOPE_LOGS_URL, else the VictoriaLogs of the lab whose VictoriaMetrics `src` is;
+    a VLogsError when none goes with it."""
+    if url or os.environ.get(VLOGS_URL_ENV):
+        return VLogs(url or os.environ[VLOGS_URL_ENV])
+    if src.vlogs_url:
+        return VLogs(src.vlogs_url)
+    raise VLogsError(f"no VictoriaLogs to read with {src.vm.url}: pass --logs-url"
+                     f" http://HOST:9428 or set {VLOGS_URL_ENV}")
