@@ -95,7 +95,22 @@ def test_logs_annotations_carry_the_plugins_query(uid: str) -> None:
         # plugin turns into annotations (victorialogs-datasource v0.30.1
         # src/transformers/types.ts ANNOTATIONS_REF_ID); a log query, not stats
         assert a["target"]["refId"] == "Anno" and a["target"]["queryType"] == "instant"
-        assert a["target"]["expr"] in {x["expr"] for x in logsql.ANNOTATIONS}
+        assert a["target"]["expr"] in {x["expr"] for x in
+                                       [*logsql.ANNOTATIONS, logsql.CHANGES_ANNOTATION]}
+
+
+@pytest.mark.parametrize("uid", sorted(COMMITTED))
+def test_every_dashboard_marks_the_changes_of_its_clusters(uid: str) -> None:
+    """Configuration and version changes are annotations on every dashboard, filtered by
+    the dashboard's own cluster variable (their query is run in the lab by
+    tests/test_changes_lab.py through `dashboards verify`)."""
+    model = COMMITTED[uid]
+    names = [v["name"] for v in model["templating"]["list"]]
+    marks = [a for a in model["annotations"]["list"]
+             if a["name"] == logsql.CHANGES_ANNOTATION["name"]]
+    assert len(marks) == 1 and "cluster" in names
+    assert marks[0]["target"]["expr"].startswith('{component="changes", cluster=~"$cluster"}')
+    assert marks[0]["enable"] and marks[0]["datasource"]["type"] == LOGS_TYPE
 
 
 def test_uids_are_the_published_ones_and_stable() -> None:

@@ -47,6 +47,7 @@ from grafana_foundation_sdk.models.dashboard import (
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from clusterscope.dashboards.uids import TAG
+from clusterscope.logs.logsql import CHANGES_ANNOTATION
 from clusterscope.logs.logsql import DATASOURCE_TYPE as LOGS_TYPE
 
 # (variable name, datasource type, provisioned uid, provisioned name)
@@ -90,6 +91,9 @@ def dashboard(uid: str, title: str, description: str, tags: list[str],
     for name, kind, ds_uid, ds_name in (METRICS_DS, LOGS_DS):
         d.with_variable(dash.DatasourceVariable(name).label(ds_name).type(kind)
                         .current(VariableOption(selected=True, text=ds_name, value=ds_uid)))
+    # every dashboard marks the configuration and version changes of its clusters
+    d.annotation(logs_annotation(CHANGES_ANNOTATION["name"], CHANGES_ANNOTATION["iconColor"],
+                                 CHANGES_ANNOTATION["expr"]))
     return d
 
 

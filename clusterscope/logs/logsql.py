@@ -117,6 +117,15 @@ ANNOTATIONS: list[dict] = [
               " | fields _time, _msg, cluster, node, simulated")},
 ]
 
+# Configuration and version changes (the change detector's lines, component `changes`:
+# exporters/clusterscope_changes/events.py), drawn on every dashboard: one mark per node
+# step, its text the detector's line (what moved from what to what, the step and the
+# change id), tagged with the cluster, node, kind and name.
+CHANGES_ANNOTATION: dict = {
+    "name": "Configuration and version changes", "iconColor": "yellow",
+    "expr": ('{component="changes", cluster=~"$cluster"}'
+             " | fields _time, _msg, cluster, node, kind, name, simulated")}
+
 DATASOURCE_TYPE = "victoriametrics-logs-datasource"
 
 
