@@ -46,6 +46,14 @@ def test_secrets_are_never_shown_and_long_values_are_cut_with_a_digest():
     assert len(a) < 250 and a != b and "501 chars" in a
 
 
+def test_galeras_own_auto_increment_adjustment_is_no_change():
+    base = {**BASE, "wsrep_auto_increment_control": "ON", "auto_increment_increment": "3"}
+    assert diff.server_items(base, {**base, "auto_increment_increment": "2"}) == []
+    off = {**base, "wsrep_auto_increment_control": "OFF"}
+    assert diff.server_items(off, {**off, "auto_increment_increment": "2"}) == [
+        diff.Item("variable", "auto_increment_increment", "3", "2")]
+
+
 def test_first_reading_has_no_changes():
     assert diff.server_items({}, BASE) == []
 

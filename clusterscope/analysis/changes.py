@@ -158,8 +158,8 @@ class Judgement:
     def verdict(self) -> str:
         if self.pending:
             return f"pending until {time.strftime('%H:%M:%S', time.gmtime(self.after.end))}Z"
-        if not self.rows:
-            return "no data in the periods"
+        if not any(r.before.n and r.after.n for r in self.rows):
+            return "no data in both periods"
         changed = [r for r in self.rows if r.verdict in ("better", "worse")]
         if not changed:
             return "no significant change"

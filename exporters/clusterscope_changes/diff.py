@@ -29,6 +29,11 @@ PROVIDER_OPTIONS = "wsrep_provider_options"
 # gtid_owned). Reading them as changes would report every transaction.
 MOVING = frozenset({"gtid_binlog_pos", "gtid_binlog_state", "gtid_current_pos",
                     "gtid_slave_pos", "gtid_executed", "gtid_purged", "gtid_owned"})
+# Galera rewrites these on every membership change while wsrep_auto_increment_control is
+# ON (MariaDB KB, "Galera Cluster System Variables": wsrep_auto_increment_control
+# "automatically adjusts auto_increment_increment and auto_increment_offset ... when the
+# cluster membership changes"): a node joining is no configuration change.
+AUTO_INCREMENT = frozenset({"auto_increment_increment", "auto_increment_offset"})
 # A value is never written out when its name looks like a credential (MariaDB masks
 # wsrep_sst_auth itself; a provider option like socket.ssl_password would not be).
 SECRET = re.compile(r"password|passwd|secret|private|(^|_)auth($|_)", re.IGNORECASE)
@@ -108,6 +113,8 @@ def server_items(old: dict[str, str | None], new: dict[str, str | None],
         out += _dict_items(PROVIDER_OPTION, provider_options(old.get(PROVIDER_OPTIONS)),
                            provider_options(new.get(PROVIDER_OPTIONS)))
     skip = MOVING | ignore | {"version", PROVIDER_OPTIONS}
+    if (new.get("wsrep_auto_increment_control") or "").upper() == "ON":
+        skip |= AUTO_INCREMENT
     out += _dict_items(VARIABLE, old, new, frozenset(skip))
     return out
 

@@ -1,0 +1,180 @@
+"""Changes in the lab, end to end: a `SET GLOBAL` on a real Galera node, a string variable
+set node by node, the NDB simulator's version and configuration changes, each read by the
+real detector with the exporters' logins, shipped by the real collector into the real
+VictoriaLogs and listed by `clusterscope changes` (the NDB ones SIMULATED)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from helpers import eventually
+
+pytestmark = pytest.mark.lab
+
+DETECTION_LIMIT = 120.0  # the issue's "within two minutes"
+
+
+def root_sql(lab, node: int, stmt: str) -> str:
+    """As the lab's root over node N's socket: the DBA's own session, not the detector's."""
+    sock = Path(lab.root) / "galera" / f"node{node}" / "mysqld.sock"
+    out = subprocess.run(["mysql", "-uroot", "-S", str(sock), "-N", "-B", "-e", stmt],
+                         capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout.strip()
+
+
+def listed(lab, *extra: str) -> list[dict]:
+    out = lab.cli("changes", "--since", "30m", "--json", *extra, timeout=300)
+    return json.loads(out.stdout)["changes"]
+
+
+def wait_listed(lab, match, what: str, since: float, timeout: float = DETECTION_LIMIT
+                ) -> tuple[dict, float]:
+    """The change `match` picks, and how long after `since` `clusterscope changes` first
+    listed it."""
+    found = eventually(lambda: next((c for c in listed(lab) if match(c)), None), timeout,
+                       f"`clusterscope changes` listing {what}")
+    return found, time.time() - since
+
+
+def test_set_global_on_one_node_and_a_string_variable_node_by_node(lab) -> None:
+    lab.ensure("galera", "monitoring")
+    before = root_sql(lab, 1, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")
+    target = "1" if before != "1" else "2"
+    t0 = time.time()
+    root_sql(lab, 1, f"SET GLOBAL innodb_flush_log_at_trx_commit = {target}")
+    one, latency = wait_listed(
+        lab, lambda c: c["name"] == "innodb_flush_log_at_trx_commit" and c["start"] >= t0 - 1
+        and c["steps"][0]["items"][0][3] == target, "the SET GLOBAL", t0)
+    assert latency < DETECTION_LIMIT
+    assert one["cluster"] == "lab-galera" and one["nodes"] == ["node1"]
+    assert one["kind"] == "variable" and one["nodes_total"] == 3
+    assert one["steps"][0]["items"] == [["variable", "innodb_flush_log_at_trx_commit", before,
+                                         target]]
+    assert not one["simulated"]
+
+    # a string variable, typed on each node in turn: one rolling change of three steps
+    old = [root_sql(lab, n, "SELECT @@GLOBAL.general_log_file") for n in (1, 2, 3)]
+    # the same value on every node (the server must be able to create it: /tmp)
+    path = f"/tmp/cs-changes-test-{lab.port_base}.log"
+    t1 = time.time()
+    try:
+        for n in (1, 2, 3):
+            root_sql(lab, n, f"SET GLOBAL general_log_file = '{path}'")
+            time.sleep(12)  # more than two polls apart: three separate readings
+        rolling, latency = wait_listed(
+            lab, lambda c: c["name"] == "general_log_file" and c["start"] >= t1 - 1
+            and len(c["nodes"]) == 3, "the rolling change on three nodes", t1,
+            timeout=DETECTION_LIMIT + 40)
+        assert rolling["nodes"] == ["node1", "node2", "node3"]
+        assert [s["items"] for s in rolling["steps"]] == [
+            [["variable", "general_log_file", old[i], path]] for i in range(3)]
+        assert rolling["end"] - rolling["start"] >= 20  # the steps keep their own times
+        assert len({c["change_id"] for c in listed(lab) if c["name"] == "general_log_file"
+                    and c["start"] >= t1 - 1}) == 1
+    finally:
+        for n in (1, 2, 3):
+            root_sql(lab, n, f"SET GLOBAL general_log_file = '{old[n - 1]}'")
+        root_sql(lab, 1, f"SET GLOBAL innodb_flush_log_at_trx_commit = {before}")
+    text = lab.cli("changes", "--since", "30m").stdout
+    assert "general_log_file" in text and "rolling over 3 of 3 nodes" in text
+
+
+@pytest.mark.parametrize("profile", ["8.0", "8.4"])
+def test_ndb_version_and_parameter_changes(lab, profile: str) -> None:
+    lab.ensure("ndb", "monitoring")
+    model = lab.service("ndb-model")["extra"]
+    was = [model["version"], *(["--data-nodes", model["data_version"]]
+                               if model.get("data_version") not in (None, model["version"])
+                               else [])]
+    t0 = time.time()
+    lab.cli("lab", "ndb", "set-version", profile)
+    try:
+        upgrade, latency = wait_listed(
+            lab, lambda c: c["kind"] == "ndb_version" and c["start"] >= t0 - 1
+            and f"ndb-{profile}" in c["steps"][0]["items"][0][3] and len(c["nodes"]) == 2,
+            f"the version change to {profile} on both data nodes", t0)
+        assert latency < DETECTION_LIMIT and upgrade["simulated"]
+        assert upgrade["nodes"] == ["1", "2"]  # both data nodes, one change
+        # a parameter: the management server's configuration, then a rolling restart
+        value = {"8.0": "21", "8.4": "22"}[profile]
+        t1 = time.time()
+        lab.cli("lab", "ndb", "set-config", "TimeBetweenLocalCheckpoints", value)
+        for node in ("1", "2"):
+            lab.cli("lab", "ndb", "restart-node", node, "--time-scale", "120", "--wait",
+                    timeout=300)
+            time.sleep(8)
+        config, latency = wait_listed(
+            lab, lambda c: c["name"] == "TimeBetweenLocalCheckpoints" and c["start"] >= t1
+            and len(c["nodes"]) == 2, "the rolling parameter change", t1,
+            timeout=DETECTION_LIMIT + 60)
+        assert config["kind"] == "ndb_config" and config["nodes"] == ["1", "2"]
+        assert config["steps"][0]["items"][0][3] == value
+    finally:
+        lab.cli("lab", "ndb", "set-version", *was)
+
+
+PERIOD, SETTLE = 90, 15  # short periods: the loadgen's 5 s windows give ~8 per variant
+
+
+def test_a_change_gets_its_own_verdict_on_the_fk_experiment(lab, tmp_path: Path,
+                                                            artifacts: Path) -> None:
+    from clusterscope.lab.endpoints import lab_metrics
+
+    lab.ensure("galera", "monitoring")
+    vm = lab_metrics(lab.root).vm
+    lab.cli("loadgen", "stop", check=False)  # an earlier test's load would mix in
+    lab.cli("loadgen", "start", "--experiment", "fk", "--variants", "fk2", "--window", "5",
+            "--duration", "600")
+    before = root_sql(lab, 1, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")
+    target = "1" if before != "1" else "2"
+    started = time.time()
+    periods = ["--period", f"{PERIOD}s", "--settle", f"{SETTLE}s"]
+    try:
+        eventually(lambda: time.time() - started >= PERIOD + 5 and vm.query(
+            'count_over_time(loadgen_window_tps{experiment="fk",variant="nofk"}[90s]) >= 5'),
+            timeout=300, what="a period of fk windows before the change", interval=3)
+        t0 = time.time()
+        root_sql(lab, 1, f"SET GLOBAL innodb_flush_log_at_trx_commit = {target}")
+        change, _ = wait_listed(
+            lab, lambda c: c["name"] == "innodb_flush_log_at_trx_commit"
+            and c["start"] >= t0 - 1, "the change", t0)
+        pending = listed(lab, *periods)
+        assert next(c for c in pending if c["change_id"] == change["change_id"])["pending"]
+        time.sleep(max(0.0, change["end"] + SETTLE + PERIOD + 5 - time.time()))
+        out = lab.cli("changes", "--since", "30m", "--json", "--experiment", "fk",
+                      "--notify", *periods).stdout
+        text = lab.cli("changes", "--since", "30m", "--experiment", "fk", *periods).stdout
+        report = tmp_path / "report"
+        lab.cli("report", "--out", str(report), "--period", "now-15m..now",
+                "--change-period", f"{PERIOD}s", "--change-settle", f"{SETTLE}s")
+    finally:
+        root_sql(lab, 1, f"SET GLOBAL innodb_flush_log_at_trx_commit = {before}")
+        lab.cli("loadgen", "stop", check=False)
+    (artifacts / "changes-verdict.txt").write_text(text)
+    judged = next(c for c in json.loads(out)["changes"]
+                  if c["change_id"] == change["change_id"])
+    assert not judged["pending"] and judged["verdict"] != "no data in both periods"
+    tps = {r["series"]["variant"]: r for r in judged["rows"] if r["key"] == "loadgen_tps"
+           and r["series"].get("experiment") == "fk"}
+    assert {"nofk", "fk2"} <= set(tps), judged["rows"]
+    for row in tps.values():
+        # each side's windows, the difference with its 95% interval, and the verdict
+        assert min(row["before"]["n"], row["after"]["n"]) >= 3, row
+        d = row["difference"]
+        assert d["low"] is not None and d["low"] <= d["diff"] <= d["high"], row
+        assert row["verdict"] in ("better", "worse", "no significant change"), row
+    block = text[text.index(change["change_id"]):]
+    assert "verdict " in block and "throughput (per window) fk" in block
+    assert re.search(r"throughput \(per window\) fk (nofk|fk2): .*\[[-+0-9.,]+, [-+0-9.,]+\]",
+                     block), block
+    index = (report / "index.html").read_text()
+    page = report / "changes" / f"{change['change_id']}.html"
+    assert f'href="changes/{page.name}"' in index and page.exists()
+    html_page = page.read_text()
+    assert "innodb_flush_log_at_trx_commit" in html_page and "95% CI" in html_page
+    assert judged["verdict"] in index
