@@ -143,7 +143,7 @@ def lab_scenario(lab: LabHandle) -> dict:
     """One lab scenario that exercises what the dashboards and alerts show, run once.
 
     With every part up (ndb, galera, monitoring): a loadgen run on Galera (read_backup, 3 s
-    windows), two simulated NDB 7.6 restarts of node 2 (x120, x30), a Galera SIGKILL of node
+    windows), a configuration change on each cluster and back, two simulated NDB 7.6 restarts of node 2 (x120, x30), a Galera SIGKILL of node
     3 under that load and its restart (IST), then a wait until the loadgen has valid pairs
     and the recorded baselines exist. Returns `start`/`end` (epoch seconds around the
     scenario) and the `steps` that ran.
@@ -161,6 +161,18 @@ def lab_scenario(lab: LabHandle) -> dict:
             "--duration", "240")
     steps.append("loadgen read_backup")
     lab.cli("lab", "ndb", "fault", "clear")  # whatever an earlier test left behind
+    # a configuration change on each cluster (and back): every dashboard marks changes
+    sock = lab.root / "galera" / "node1" / "mysqld.sock"
+    conns = subprocess.run(["mysql", "-uroot", "-S", str(sock), "-N", "-e",
+                            "SELECT @@GLOBAL.max_connections"], capture_output=True,
+                           text=True, check=True).stdout.strip()
+    for value in (int(conns) + 1, int(conns)):
+        subprocess.run(["mysql", "-uroot", "-S", str(sock), "-e",
+                        f"SET GLOBAL max_connections = {value}"], check=True)
+        lab.cli("lab", "ndb", "set-config", "MaxNoOfConcurrentTransactions",
+                "4097" if value > int(conns) else "4096", "--now")
+        time.sleep(6)  # past the detector's 5 s poll: two readings, two changes
+    steps.append("configuration changes on lab-galera and lab-ndb")
     # The restart baseline (median of earlier restarts) needs two. At x120 a restart lasts
     # ~3.5 s, which 5 s scrapes may miss; x15 (~28 s, five scrapes) is seen in progress
     # even when a loaded machine delays a scrape or two.

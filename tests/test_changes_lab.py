@@ -178,3 +178,28 @@ def test_a_change_gets_its_own_verdict_on_the_fk_experiment(lab, tmp_path: Path,
     html_page = page.read_text()
     assert "innodb_flush_log_at_trx_commit" in html_page and "95% CI" in html_page
     assert judged["verdict"] in index
+
+
+def test_every_dashboards_changes_annotation_returns_the_labs_changes(lab) -> None:
+    """`dashboards verify` runs each dashboard's annotation query as Grafana's plugin
+    would, for each value of the dashboard's cluster variable: every dashboard's changes
+    mark must return the lab's change lines (a Galera and a simulated NDB change here)."""
+    lab.ensure("galera", "ndb", "monitoring")
+    t0 = time.time()
+    before = root_sql(lab, 1, "SELECT @@GLOBAL.max_connections")
+    root_sql(lab, 1, f"SET GLOBAL max_connections = {int(before) + 1}")
+    lab.cli("lab", "ndb", "set-config", "MaxNoOfConcurrentTransactions", "4097", "--now")
+    try:
+        for cluster in ("lab-galera", "lab-ndb"):
+            wait_listed(lab, lambda c, cl=cluster: c["cluster"] == cl and c["start"] >= t0 - 1,
+                        f"a change on {cluster}", t0)
+        proc = lab.cli("dashboards", "verify", "--json", "--minutes", "10", check=False)
+    finally:
+        root_sql(lab, 1, f"SET GLOBAL max_connections = {before}")
+        lab.cli("lab", "ndb", "set-config", "MaxNoOfConcurrentTransactions", "4096", "--now")
+    marks = [r for r in json.loads(proc.stdout)
+             if r["panel"] == "annotation: Configuration and version changes"]
+    from clusterscope.dashboards import uids
+
+    assert sorted(r["dashboard"] for r in marks) == sorted(uids.ALL)
+    assert all(r["ok"] and r["series"] > 0 for r in marks), marks
