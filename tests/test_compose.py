@@ -104,6 +104,7 @@ def models(secrets_dir) -> dict[str, dict]:
 def test_profiles_select_the_services(models) -> None:
     default, lab, scale = (set(models[k]["services"]) for k in ("default", "lab", "scale"))
     monitoring_stack = {"inventory", "ndbinfo-exporter", "galera-tracker", "mysqld-exporter",
+                        "change-detector",
                         "loadgen", "victoria-metrics", "vmalert", "alertmanager", "grafana",
                         *LOG_SERVICES}
     assert default == monitoring_stack

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 from clusterscope_inventory.description import DescriptionError, load, parse_text
 from clusterscope_inventory.server import Inventory
 from clusterscope_inventory.targets import stack_targets, targets
@@ -79,6 +80,10 @@ def test_what_follows_from_a_description() -> None:
     galera_only = parse_text("clusters: [{name: g, kind: galera, nodes: [{name: a, address: 'h:1'}]}]")
     assert stack_targets(galera_only, "ndbinfo_exporter", "x:1") == []
     assert stack_targets(galera_only, "galera_tracker", "t:1") == []  # no log to follow
+    # the change detector reads every node with a mysqld
+    assert stack_targets(galera_only, "clusterscope_changes", "c:9125") == [
+        {"targets": ["c:9125"], "labels": {}}]
+    assert stack_targets(parse_text("clusters: []"), "clusterscope_changes", "c:9125") == []
 
 
 def test_the_inventory_serves_the_last_good_description(tmp_path: Path) -> None:
@@ -104,7 +109,8 @@ def test_the_inventory_process_over_http(tmp_path: Path) -> None:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "clusterscope_inventory",
                              f"--config.file={desc}", f"--web.listen-address=127.0.0.1:{port}",
-                             "--target.galera-tracker=t:9199"],
+                             "--target.galera-tracker=t:9199",
+                             "--logs.changes-file=/var/lib/clusterscope-changes/changes.jsonl"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         def get(path: str) -> bytes:
@@ -113,6 +119,11 @@ def test_the_inventory_process_over_http(tmp_path: Path) -> None:
         sd = eventually(lambda: json.loads(get("/sd/galera")), 20, "the inventory's /sd")
         assert len(sd) == 2
         assert json.loads(get("/sd/galera_tracker")) == [{"targets": ["t:9199"], "labels": {}}]
+        # the shipper's configuration takes the change detector's file with its own fields
+        shipper = yaml.safe_load(get("/config/otelcol.yaml"))
+        changes = [r for r in shipper["receivers"].values()
+                   if r["include"] == ["/var/lib/clusterscope-changes/changes.jsonl"]]
+        assert len(changes) == 1 and changes[0]["resource"]["component"] == "changes"
         ss = Samples.of_text(get("/metrics").decode())
         assert val(ss, "clusterscope_cluster_members", cluster="g", kind="galera",
                    role="garbd") == 1

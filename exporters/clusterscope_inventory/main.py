@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how long Alertmanager gathers a new group's alerts (default 30s)")
     p.add_argument("--alertmanager.group-interval", dest="am_group_interval", default="5m",
                    help="how often a group's changes are sent (default 5m)")
+    p.add_argument("--logs.changes-file", dest="changes_file", default="", metavar="PATH",
+                   help="the change detector's file as the log shipper sees it: shipped"
+                        " with the description's logs (empty: none)")
     p.add_argument("--check", action="store_true",
                    help="validate the description, print each job's targets and exit")
     p.add_argument("--log.level", dest="log_level", default="info",
@@ -85,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         stack = {job: getattr(args, f"target_{job}") for job in STACK_JOBS
                  if getattr(args, f"target_{job}")}
-        server = make_server((host.strip("[]") or "0.0.0.0", int(port)), inventory, stack)
+        server = make_server((host.strip("[]") or "0.0.0.0", int(port)), inventory, stack,
+                             args.changes_file or None)
     except OSError as exc:
         print(f"clusterscope_inventory: cannot listen on {args.listen}: {exc.strerror}",
               file=sys.stderr)

@@ -115,8 +115,10 @@ class InventoryCollector(Collector):
 
 
 def make_server(address: tuple[str, int], inventory: Inventory,
-                stack: dict[str, str] | None = None) -> ThreadingHTTPServer:
-    """`stack`: the addresses of the deployment's own optional services (STACK_JOBS)."""
+                stack: dict[str, str] | None = None,
+                changes_file: str | None = None) -> ThreadingHTTPServer:
+    """`stack`: the addresses of the deployment's own optional services (STACK_JOBS);
+    `changes_file`: the change detector's file, shipped with the description's logs."""
     stack = stack or {}
     registry = CollectorRegistry(auto_describe=False)
     registry.register(InventoryCollector(inventory))
@@ -143,7 +145,8 @@ def make_server(address: tuple[str, int], inventory: Inventory,
                 self._send(200, "application/json", json.dumps(found).encode())
             elif path == "/config/otelcol.yaml":
                 try:
-                    body = container_config(inventory.current().log_sources()).encode()
+                    body = container_config(inventory.current().log_sources(),
+                                            changes_file).encode()
                 except ValueError as exc:  # a source the collector could not load
                     self._send(500, "text/plain; charset=utf-8", f"{exc}\n".encode())
                     return

@@ -21,9 +21,10 @@ from clusterscope_inventory.description import Cluster, Description, Node
 JOBS = ("galera", "ndb_sql", "ndbinfo", "node")
 # The deployment's own optional services, listed only when the description needs them
 # (the tracker when a Galera node has a log, ndbinfo_exporter's own metrics when there is an
-# NDB cluster) or when configured (the loadgen): a service that is not deployed then has no
+# NDB cluster, the change detector when a node has a mysqld to read) or when configured
+# (the loadgen): a service that is not deployed then has no
 # target, so no "down" alert, and one that is needed but missing shows as down.
-STACK_JOBS = ("galera_tracker", "ndbinfo_exporter", "loadgen")
+STACK_JOBS = ("galera_tracker", "ndbinfo_exporter", "loadgen", "clusterscope_changes")
 
 
 def _labels(c: Cluster, n: Node | None = None) -> dict[str, str]:
@@ -42,7 +43,8 @@ def stack_targets(desc: Description, job: str, address: str | None) -> list[dict
     needed = {"galera_tracker": any(c.kind == "galera" and any(n.log for n in c.mysqld_nodes)
                                     for c in desc.clusters),
               "ndbinfo_exporter": bool(desc.of_kind("ndb")),
-              "loadgen": True}[job]
+              "loadgen": True,
+              "clusterscope_changes": any(c.mysqld_nodes for c in desc.clusters)}[job]
     return [{"targets": [address], "labels": {}}] if needed and address else []
 
 
