@@ -13,6 +13,7 @@ from clusterscope_changes.grouping import Grouper
 from clusterscope_changes.state import State
 
 BASE = {"version": "10.11.6-MariaDB-log", "innodb_flush_log_at_trx_commit": "2",
+        "wsrep_start_position": "00000000-0000-0000-0000-000000000000:-1",
         "gtid_binlog_pos": "0-1-100", "wsrep_sst_auth": "********",
         # as MariaDB 10.11 prints it (SHOW GLOBAL VARIABLES in the lab)
         "wsrep_provider_options": "base_dir = /var/lib/mysql/; evs.suspect_timeout = PT3S;"
@@ -21,7 +22,8 @@ BASE = {"version": "10.11.6-MariaDB-log", "innodb_flush_log_at_trx_commit": "2",
 
 
 def test_a_set_global_is_one_variable_change_and_gtid_positions_are_none():
-    new = {**BASE, "innodb_flush_log_at_trx_commit": "1", "gtid_binlog_pos": "0-1-900"}
+    new = {**BASE, "innodb_flush_log_at_trx_commit": "1", "gtid_binlog_pos": "0-1-900",
+           "wsrep_start_position": "85d9738f-ea89-11f1-82a5-2abd1a9604f5:218177"}
     items = diff.server_items(BASE, new)
     assert items == [diff.Item("variable", "innodb_flush_log_at_trx_commit", "2", "1")]
     assert diff.summary(items) == "innodb_flush_log_at_trx_commit 2 -> 1"

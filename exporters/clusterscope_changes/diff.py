@@ -27,8 +27,12 @@ PROVIDER_OPTIONS = "wsrep_provider_options"
 # (MariaDB: gtid_binlog_pos, gtid_binlog_state, gtid_current_pos, gtid_slave_pos, read-only
 # globals of the binary log and replication state; MySQL: gtid_executed, gtid_purged,
 # gtid_owned). Reading them as changes would report every transaction.
+# wsrep_start_position (MariaDB KB, "Galera Cluster System Variables": the UUID:seqno a
+# node starts from) is set at each start from the recovered position (`mariadbd
+# --wsrep-recover`, galera_recovery, the lab's start-node): a restart, not a setting.
 MOVING = frozenset({"gtid_binlog_pos", "gtid_binlog_state", "gtid_current_pos",
-                    "gtid_slave_pos", "gtid_executed", "gtid_purged", "gtid_owned"})
+                    "gtid_slave_pos", "gtid_executed", "gtid_purged", "gtid_owned",
+                    "wsrep_start_position"})
 # Galera rewrites these on every membership change while wsrep_auto_increment_control is
 # ON (MariaDB KB, "Galera Cluster System Variables": wsrep_auto_increment_control
 # "automatically adjusts auto_increment_increment and auto_increment_offset ... when the

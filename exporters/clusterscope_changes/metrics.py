@@ -8,6 +8,7 @@
   (node `data`: an NDB cluster's data nodes, read through an SQL node);
 - `clusterscope_changes_unwritten_lines`: lines queued because the changes file cannot be
   written; `clusterscope_changes_poll_duration_seconds`: the last poll of every node;
+  `clusterscope_changes_polls_total`: polls since the start;
   `clusterscope_changes_description_ok`: 0 = the description's last edit does not parse
   (the last good one is used).
 
@@ -69,6 +70,8 @@ class DetectorCollector(Collector):
                                 " because the changes file cannot be written", value=unwritten)
         yield GaugeMetricFamily("clusterscope_changes_poll_duration_seconds", "How long the"
                                 " last poll of every node took", value=self.d.poll_seconds)
+        yield CounterMetricFamily("clusterscope_changes_polls", "Polls of every node since"
+                                  " the detector started", value=self.d.polls)
         yield GaugeMetricFamily("clusterscope_changes_description_ok", "0 = the description's"
                                 " last edit does not parse", value=0.0 if self.d.desc_error
                                 else 1.0)

@@ -53,6 +53,8 @@ class Detector:
         self.ndb_missing: dict[str, list[str]] = {}  # cluster -> views it could not read
         self.poll_seconds = 0.0
         self.polls = 0
+        # (cluster, node) -> (what it logged in with, the open connection)
+        self.conns: dict[tuple[str, str], tuple[tuple, pymysql.connections.Connection]] = {}
 
     # -- the description --------------------------------------------------------------
     def description(self) -> Description | None:
@@ -81,6 +83,10 @@ class Detector:
         lines: list[dict] = []
         for cluster in desc.clusters if desc else []:
             lines += self._poll_cluster(cluster, now or time.time())
+        described = {(c.name, n.name) for c in (desc.clusters if desc else [])
+                     for n in c.nodes}
+        for key in [k for k in self.conns if k not in described]:
+            self._drop(key)  # a node no longer described
         # queued and saved before they are written: a crash in between writes a line twice
         # (readers drop the duplicate), never loses it
         with self.state.lock:
@@ -110,16 +116,37 @@ class Detector:
         return cfg.at(node.address or "")
 
     def _read(self, cluster: Cluster, node_name: str, reader: Callable) -> object:
-        """reader(connection), or an Exception that says why the node was not read."""
+        """reader(connection), or an Exception that says why the node was not read. The
+        connection is kept for the next poll (logging in costs more than the reading:
+        PyMySQL builds a TLS context per connection); a failed one is dropped and the
+        next poll logs in again, with what the option file says then."""
         try:
-            conn = self.connect(self._login(cluster, node_name))
-        except (Unavailable, mycnf.ConfigError, OSError) as exc:
+            cfg = self._login(cluster, node_name)
+        except (mycnf.ConfigError, OSError) as exc:
             return exc
-        try:
-            return reader(conn)
-        except (pymysql.MySQLError, readers.ReadError, OSError) as exc:
-            return exc
-        finally:
+        key = (cluster.name, node_name)
+        ident = (cfg.host, cfg.port, cfg.socket, cfg.user, cfg.password, cfg.ssl_mode)
+        for attempt in ("kept", "new"):
+            kept = self.conns.get(key)
+            if attempt == "kept" and not (kept and kept[0] == ident):
+                continue
+            if attempt == "new":
+                self._drop(key)
+                try:
+                    self.conns[key] = (ident, self.connect(cfg))
+                except (Unavailable, OSError) as exc:
+                    return exc
+            try:
+                return reader(self.conns[key][1])
+            except (pymysql.MySQLError, readers.ReadError, OSError) as exc:
+                self._drop(key)
+                if attempt == "new":  # a kept connection may just be stale: log in again
+                    return exc
+        return Unavailable("not read")  # not reached: the new attempt returns
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        _, conn = self.conns.pop(key, (None, None))
+        if conn is not None:
             try:
                 conn.close()
             except Exception:  # noqa: BLE001 - a lost connection cannot be closed cleanly
