@@ -143,9 +143,10 @@ def lab_scenario(lab: LabHandle) -> dict:
     """One lab scenario that exercises what the dashboards and alerts show, run once.
 
     With every part up (ndb, galera, monitoring): a loadgen run on Galera (read_backup, 3 s
-    windows), a configuration change on each cluster and back, two simulated NDB 7.6 restarts of node 2 (x120, x30), a Galera SIGKILL of node
-    3 under that load and its restart (IST), then a wait until the loadgen has valid pairs
-    and the recorded baselines exist. Returns `start`/`end` (epoch seconds around the
+    windows), a configuration change on each cluster and back, two simulated NDB 7.6
+    restarts of node 2 (x120, x30), a Galera SIGKILL of node 3 under that load and its
+    restart (IST), then a wait until the loadgen has valid pairs and the recorded baselines
+    exist. Returns `start`/`end` (epoch seconds around the
     scenario) and the `steps` that ran.
     """
     import time
