@@ -88,7 +88,12 @@ def cmd_changes(args: argparse.Namespace) -> int:
             if not args.watch:
                 return 1
         else:
-            if args.json:
+            if args.watch:  # a daemon's log: one line per round, not the listing
+                done = [j for j in judged if not j.pending]
+                print(f"changes: {len(judged)} listed, {len(done)} judged"
+                      f" ({sum(1 for j in done if j.verdict.startswith(('better', 'worse')))}"
+                      " with a significant effect); effects written", flush=True)
+            elif args.json:
                 print(json.dumps({"source": where, "settle": args.settle,
                                   "period": args.period,
                                   "changes": [changes.judgement_json(j) for j in judged]},

@@ -16,6 +16,9 @@ from clusterscope.lab import description, exporters
 from clusterscope.lab.core import Lab, wait_http
 
 NAME = "change-detector"
+JUDGE = "change-judge"
+# how often the judge looks for changes whose period after has ended
+JUDGE_EVERY = "30s"
 # the lab polls every 5 s, as it scrapes: a test sees a change within seconds (compose:
 # the product's default, 30 s)
 POLL = "5s"
@@ -45,3 +48,16 @@ def ensure(lab: Lab) -> None:
                                 "labels": {}}},
               wait_ready=lambda: wait_http(f"http://127.0.0.1:{port}/metrics", 60,
                                            lambda: lab.running(NAME)))
+
+
+def ensure_judge(lab: Lab) -> None:
+    """`clusterscope changes --notify --watch`: each change's verdict, once its period
+    after has ended, written to VictoriaMetrics for the alert rules (the monitoring part
+    starts it; it reads the lab's VictoriaMetrics and VictoriaLogs)."""
+    if lab.running(JUDGE):
+        return
+    lab.spawn(JUDGE, "monitoring", "compares each change on its own and writes the verdicts"
+              " for the alert rules", [sys.executable, "-m", "clusterscope.cli", "changes",
+                                        "--notify", "--watch", JUDGE_EVERY, "--since", "2d",
+                                        "--lab-dir", str(lab.root)],
+              port=None, cwd=lab.path("changes"), wait_ready=lambda: None)

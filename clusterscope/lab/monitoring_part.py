@@ -32,7 +32,7 @@ import yaml
 from clusterscope import gotools
 from clusterscope.deploy import scrape as contract
 from clusterscope.deploy.scrape import SCRAPE_INTERVAL, SCRAPE_TIMEOUT
-from clusterscope.lab import description, exporters, logs_stack
+from clusterscope.lab import change_detector, description, exporters, logs_stack
 from clusterscope.lab.core import Lab, LabError, Service, wait_http
 from clusterscope.lab.webhook import read_notifications
 from clusterscope.paths import REPO
@@ -252,6 +252,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
 
     logs_stack.up(lab, getattr(args, "logs_retention", None) or logs_stack.RETENTION)
     start_vmalert_logs(lab)
+    change_detector.ensure_judge(lab)
     write_scrape_config(lab)
     print(f"lab: monitoring up: VictoriaMetrics {vm_url}, vmalert {service_url(lab, VMALERT)},"
           f" Alertmanager {service_url(lab, AM)}, VictoriaLogs {logs_stack.vlogs_url(lab)},"
