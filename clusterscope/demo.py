@@ -2,8 +2,10 @@
 
 Brings the lab up, runs the FK and partitioning experiments against the real Galera cluster,
 crashes a Galera node and lets it rejoin by IST, plays simulated NDB restarts with the 7.6
-and then the 7.5 profile, shows the alert that fired, prints the comparison and writes the
-report. Ctrl-C (or a failed step) stops the lab; a finished demo leaves it running to look at.
+release, switches the simulated data nodes to 7.5 and restarts them again, shows the alert
+that fired and the changes found, prints the comparison and writes the report (with a page
+for the version change: the restarts of both releases side by side). Ctrl-C (or a failed
+step) stops the lab; a finished demo leaves it running to look at.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ class Demo:
                   " VictoriaLogs")
         print(self.cs("lab", "up", timeout=1800).strip())
         self.cs("lab", "ndb", "fault", "clear")  # a reused lab may carry injected faults
+        self.cs("lab", "ndb", "set-version", "7.6")  # a reused lab may run the 7.5 release
         scenario_start = time.time()
 
         self.step(f"FK experiment on Galera node 1 ({fk_seconds}s, {window}s A/B windows)")
@@ -145,6 +148,9 @@ class Demo:
         self.cs("lab", "galera", "start-node", "3", timeout=600)
         print("    node 3 is back and synced", flush=True)
 
+        self.step("NDB simulator: the data nodes' release 7.6.6 -> 7.5.10 (the field facts'"
+                  " other release; the change detector finds it), SIMULATED")
+        self.cs("lab", "ndb", "set-version", "7.5")
         self.step(f"NDB simulator: {restarts_75} node restarts with the 7.5 profile"
                   f" (time-scale {self.restart_time_scale('7.5'):g}), SIMULATED")
         before_75 = time.time()
@@ -173,6 +179,11 @@ class Demo:
                   f" {a.get('status', '')}: {ann.get('summary', '')}")
             if ann.get("runbook_url"):
                 print(f"          runbook: {ann['runbook_url']}")
+
+        self.step("Configuration and version changes found (each compared once its period"
+                  " is over)")
+        print(self.cs("changes", "--lab-dir", str(self.lab_dir), "--since",
+                      f"{scenario_start - 60:.0f}"))
 
         self.step("Experiment overheads (95% intervals over paired windows)")
         # only this scenario's runs: a reused lab keeps earlier runs' estimates
