@@ -80,7 +80,7 @@ def page(vm: VM, j: Judgement, comparison_html: str, source: str) -> str:
         old, new = (c.first.fields.get("old", ""), c.first.fields.get("new", ""))
         restarts = completed_restarts(vm, Period(j.before.start, j.after.end))
         versions = by_version(restarts)
-        parts.append("<h2>Restarts before and after the upgrade</h2>")
+        parts.append("<h2>Restarts on the version before and after</h2>")
         parts.append(side_by_side_html(restarts, old, new, c.simulated) if old in versions
                      or new in versions else
                      "<p class='empty'>no completed restart in the compared span</p>")

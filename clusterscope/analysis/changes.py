@@ -103,6 +103,9 @@ class Change:
         if len(self.steps) == 1:
             node = f"data node {self.first.node}" if data else self.first.node
             return node + (f" (1 of {total})" if self.nodes_total > 1 else "")
+        if self.end - self.start < 1.0:  # seen on every node in the same poll
+            return (f"{len(self.steps)} of {total} at once: "
+                    + ", ".join(s.node for s in self.steps))
         return (f"rolling over {len(self.steps)} of {total}: "
                 + ", ".join(f"{s.node} {_hms(s.time)}" for s in self.steps))
 
