@@ -88,7 +88,7 @@ BEGIN, END = "<!-- alerts:begin -->", "<!-- alerts:end -->"
 
 
 def readme_alerts(c: dict) -> str:
-    """docs/monitoring.md's list of alerts, from the rules themselves (review oncall-2 N18: a
+    """docs/monitoring.md's list of alerts, from the rules themselves (a
     hand-kept list drifted from the rules)."""
     rows = ["| alert | severity | for | what |", "|---|---|---|---|"]
     for g in all_groups(c):

@@ -94,7 +94,7 @@ def groups(c: dict) -> list[Group]:
                    f" < {h['memory_available_ratio_min']}",
               severity="warning",
               summary="Host of {{ $labels.node }} has {{ $value | humanizePercentage }} of"
-           " its memory available",
+                      " its memory available",
               description="The host of {{ $labels.node }} ({{ $labels.role }} of {{ $labels.cluster }}) has"
                           f" had less than {h['memory_available_ratio_min']:.0%} of its memory available"
                           f" (MemAvailable) for {h['memory_for']}: the kernel swaps or kills a process next,"
