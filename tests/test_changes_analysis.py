@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from clusterscope.analysis import changes
-from clusterscope.analysis.changes import Change, Judgement, Step
+from clusterscope.analysis import change_verdicts
+from clusterscope.analysis.change_verdicts import Change, Judgement, Step
 from clusterscope.analysis.compare import Row
 from clusterscope.analysis.periods import Period
 from clusterscope.stats import Summary, welch
@@ -43,7 +43,7 @@ def test_a_change_is_pending_until_its_period_after_ends_and_names_overlaps():
     c = Change("c.x", "c", [step("node1", T, 1)])
     other = Change("c.w", "c", [step("node2", T + 300, 1)])
     elsewhere = Change("d.w", "d", [step("node2", T + 300, 1)])
-    j = changes.judge(None, c, [c, other, elsewhere], [], settle=120, period=600,
+    j = change_verdicts.judge(None, c, [c, other, elsewhere], [], settle=120, period=600,
                       now=T + 700)  # no VictoriaMetrics is asked while pending
     assert j.pending and j.verdict == "pending until 08:12:00Z"
     assert j.overlaps == ["c.w"]
@@ -67,10 +67,10 @@ def test_effects_are_ratios_with_their_interval_and_bounded_labels():
     j = Judgement(c, Period(T - 600, T), Period(T + 120, T + 720), [tps, overhead], False,
                   [])
     assert j.verdict == "worse"
-    value, low, high = changes.effect(tps)
+    value, low, high = change_verdicts.effect(tps)
     assert round(value, 3) == round((502.5 - 1001.25) / 1001.25, 3) and low < value < high
-    assert changes.effect(overhead)[0] == overhead.difference.diff  # percentage points
-    lines = changes.effect_lines(j)
+    assert change_verdicts.effect(overhead)[0] == overhead.difference.diff  # percentage points
+    lines = change_verdicts.effect_lines(j)
     assert len(lines) == 6 and all(ln.endswith(f" {int((T + 720) * 1000)}") for ln in lines)
     first = lines[0]
     assert first.startswith('clusterscope_change_effect_ratio{change_kind="variable",'
@@ -79,6 +79,6 @@ def test_effects_are_ratios_with_their_interval_and_bounded_labels():
     # never a value or a change id: those are in the log line, not in a label
     assert "b.log" not in first and "c.x" not in first
     pending = Judgement(c, j.before, j.after, [tps], True, [])
-    assert changes.effect_lines(pending) == []
+    assert change_verdicts.effect_lines(pending) == []
     empty = Judgement(c, j.before, j.after, [_row([], [1.0, 2.0])], False, [])
-    assert empty.verdict == "no data in both periods" and changes.effect_lines(empty) == []
+    assert empty.verdict == "no data in both periods" and change_verdicts.effect_lines(empty) == []

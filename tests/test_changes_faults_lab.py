@@ -86,10 +86,10 @@ def test_ndb_faults_invent_nothing_and_lose_nothing(lab) -> None:
 def test_a_node_down_and_a_broken_description(lab, tmp_path: Path) -> None:
     """The product's own Detector on the lab's real Galera node 1 and on a node that does
     not answer, with the exporters' option file."""
+    from clusterscope_changes.detector_state import State
     from clusterscope_changes.events import ChangesFile
     from clusterscope_changes.grouping import Grouper
     from clusterscope_changes.poller import Detector, Options
-    from clusterscope_changes.state import State
 
     lab.ensure("galera")
     desc = tmp_path / "clusterscope.yml"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from clusterscope_changes import diff
+from clusterscope_changes.detector_state import State
 from clusterscope_changes.events import ChangesFile, event
 from clusterscope_changes.grouping import Grouper
-from clusterscope_changes.state import State
 
 BASE = {"version": "10.11.6-MariaDB-log", "innodb_flush_log_at_trx_commit": "2",
         "wsrep_start_position": "00000000-0000-0000-0000-000000000000:-1",

@@ -1,5 +1,5 @@
 """The report's page per change: what moved where and when, step by step, its own
-before/after comparison (analysis/changes.py) and, for an NDB upgrade, the restarts of the
+before/after comparison (analysis/change_verdicts.py) and, for an NDB upgrade, the restarts of the
 two versions side by side (analysis/restart_versions.py). The index lists the changes
 with their verdicts and links to the pages."""
 
@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from clusterscope.analysis import svg
-from clusterscope.analysis.changes import Judgement
+from clusterscope.analysis.change_verdicts import Judgement
 from clusterscope.analysis.periods import Period
 from clusterscope.analysis.restart_versions import by_version, completed_restarts, side_by_side_html
 from clusterscope.clients.vm import VM

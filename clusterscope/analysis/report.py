@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from clusterscope.analysis import change_pages, svg
-from clusterscope.analysis.changes import Judgement
+from clusterscope.analysis.change_verdicts import Judgement
 from clusterscope.analysis.compare import Row, render_table
 from clusterscope.analysis.periods import Period
 from clusterscope.analysis.quantities import AGGREGATE_PHASES, COMPLETED_RESTART

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from clusterscope.bench import (
-    changes,
+    change_detection,
     exporter,
     galera,
     loadgen,
@@ -31,7 +31,7 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
     "ndbsim": ndbsim.run,
     "logs": logs.run,
     "monitoring": monitoring.run,
-    "changes": changes.run,
+    "changes": change_detection.run,
     # the always-on soak (issue 28): faults for --minutes, judged; `ok` false fails the bench
     "soak": soak.run,
 }

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 
 def run_cli(env: dict, *args: str, timeout: float = 900) -> str:
@@ -14,3 +17,12 @@ def run_cli(env: dict, *args: str, timeout: float = 900) -> str:
     if proc.returncode != 0:
         raise RuntimeError(f"clusterscope {' '.join(args)}: {proc.stderr[-2000:]}")
     return proc.stdout
+
+
+def fresh_lab(prefix: str) -> tuple[Path, dict]:
+    """A lab directory of the benchmark's own (0755: the MariaDB servers run as `mysql`)
+    and the environment pointing the CLI at it, on CLUSTERSCOPE_BENCH_PORT_BASE (26300)."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    root.chmod(0o755)
+    base = os.environ.get("CLUSTERSCOPE_BENCH_PORT_BASE", "26300")
+    return root, dict(os.environ, CLUSTERSCOPE_LAB_DIR=str(root), CLUSTERSCOPE_PORT_BASE=base)

@@ -28,13 +28,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import yaml
 
-from clusterscope.bench.cli_runner import run_cli
+from clusterscope.bench.cli_runner import fresh_lab, run_cli
 from clusterscope.stats import paired
 
 EXPORTER_ACCOUNTS = {"mysqld-exporter": "clusterscope_exporter",
@@ -196,10 +195,7 @@ def attribution(on: dict, off: dict, scrapes: dict[str, int], socks: dict[str, P
 
 
 def run() -> dict:
-    root = Path(tempfile.mkdtemp(prefix="cs-bench-mon-"))
-    root.chmod(0o755)  # the MariaDB servers run as `mysql`
-    base = os.environ.get("CLUSTERSCOPE_BENCH_PORT_BASE", "26300")
-    env = dict(os.environ, CLUSTERSCOPE_LAB_DIR=str(root), CLUSTERSCOPE_PORT_BASE=base)
+    root, env = fresh_lab("cs-bench-mon-")
     try:
         run_cli(env, "lab", "up", "--galera", "--ndb", "--monitoring")
         from clusterscope.lab import galera_nodes

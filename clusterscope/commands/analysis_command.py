@@ -9,7 +9,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from clusterscope.analysis import changes, compare, report
+from clusterscope.analysis import change_verdicts, compare, report
 from clusterscope.analysis.baseline import pin_to_vm
 from clusterscope.analysis.periods import FORMS, Period, PeriodError
 from clusterscope.analysis.quantities import DEFAULT_QUANTITIES
@@ -56,10 +56,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="also include the comparison of a pinned baseline with --after")
     r.add_argument("--after", metavar="START..END",
                    help="with --before-baseline: the period after (default: --period)")
-    r.add_argument("--change-settle", type=parse_duration, default=changes.DEFAULT_SETTLE,
+    r.add_argument("--change-settle", type=parse_duration, default=change_verdicts.DEFAULT_SETTLE,
                    help="each change's comparison leaves this out after its last step"
                         " (default 2m)")
-    r.add_argument("--change-period", type=parse_duration, default=changes.DEFAULT_PERIOD,
+    r.add_argument("--change-period", type=parse_duration, default=change_verdicts.DEFAULT_PERIOD,
                    help="each side of a change's comparison (default 1h)")
     r.add_argument("--logs-url", help="the VictoriaLogs with the change lines (default"
                    f" ${endpoints.VLOGS_URL_ENV}, else the lab's); without one the report"
@@ -223,14 +223,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _changes(args: argparse.Namespace, src: Source, period: Period
-             ) -> tuple[list[changes.Judgement] | None, list[str]]:
+             ) -> tuple[list[change_verdicts.Judgement] | None, list[str]]:
     """The changes with a step in the report's period, each judged on its own; none (and a
     note saying why) without a VictoriaLogs to read them from."""
     try:
         vlogs = endpoints.logs_for(src, args.logs_url, args.lab_dir)
-        found = changes.read(vlogs, period.start, period.end)
+        found = change_verdicts.read(vlogs, period.start, period.end)
     except VLogsError as exc:
         return None, [f"Configuration and version changes are not listed: {exc}"]
     quantities = _quantities(args)
-    return [changes.judge(src.vm, c, found, quantities, settle=args.change_settle,
+    return [change_verdicts.judge(src.vm, c, found, quantities, settle=args.change_settle,
                           period=args.change_period) for c in found], []

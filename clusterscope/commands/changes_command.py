@@ -9,7 +9,7 @@ import json
 import sys
 import time
 
-from clusterscope.analysis import changes, compare
+from clusterscope.analysis import change_verdicts, compare
 from clusterscope.analysis.periods import FORMS, PeriodError, parse_time
 from clusterscope.clients.vlogs import VLogsError
 from clusterscope.clients.vm import VMError
@@ -29,10 +29,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         " default 24h")
     p.add_argument("--until", default="now", metavar="TIME", help="changes up to (default now)")
     p.add_argument("--cluster", help="only this cluster")
-    p.add_argument("--settle", type=parse_duration, default=changes.DEFAULT_SETTLE,
+    p.add_argument("--settle", type=parse_duration, default=change_verdicts.DEFAULT_SETTLE,
                    help="left out after a change's last step before the period after"
                         " (default 2m)")
-    p.add_argument("--period", type=parse_duration, default=changes.DEFAULT_PERIOD,
+    p.add_argument("--period", type=parse_duration, default=change_verdicts.DEFAULT_PERIOD,
                    help="each side of the comparison; long enough for the loadgen's cycle"
                         " to run every experiment on both sides (default 1h)")
     p.add_argument("--experiment", help="compare only this loadgen experiment")
@@ -60,18 +60,18 @@ def _since(text: str, now: float) -> float:
         return parse_time(text, now)
 
 
-def _once(args: argparse.Namespace) -> tuple[list[changes.Judgement], str]:
+def _once(args: argparse.Namespace) -> tuple[list[change_verdicts.Judgement], str]:
     now = time.time()
     src = vm_options.source(args)
     vlogs = endpoints.logs_for(src, args.logs_url, args.lab_dir)
     start, end = _since(args.since, now), parse_time(args.until, now)
     quantities = _quantities(args)
-    found = changes.read(vlogs, start, end, args.cluster)
-    judged = [changes.judge(src.vm, c, found, quantities, settle=args.settle,
+    found = change_verdicts.read(vlogs, start, end, args.cluster)
+    judged = [change_verdicts.judge(src.vm, c, found, quantities, settle=args.settle,
                             period=args.period, experiment=args.experiment, now=now)
               for c in found]
     if args.notify:
-        changes.notify(src.vm, judged)
+        change_verdicts.notify(src.vm, judged)
     where = f"changes in {vlogs.url}, compared in {src.describe()}"
     return judged, where
 
@@ -96,7 +96,7 @@ def cmd_changes(args: argparse.Namespace) -> int:
             elif args.json:
                 print(json.dumps({"source": where, "settle": args.settle,
                                   "period": args.period,
-                                  "changes": [changes.judgement_json(j) for j in judged]},
+                                  "changes": [change_verdicts.judgement_json(j) for j in judged]},
                                  indent=1), flush=True)
             else:
                 print(render(judged, where, args.settle, args.period, args.show_all),
@@ -110,7 +110,7 @@ def _ts(t: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t))
 
 
-def render(judged: list[changes.Judgement], where: str, settle: float, period: float,
+def render(judged: list[change_verdicts.Judgement], where: str, settle: float, period: float,
            show_all: bool = False) -> str:
     lines = [f"{len(judged)} change(s); {where}; each compared over {period:g} s before its"
              f" first step and {period:g} s after its last step + {settle:g} s to settle"]
@@ -133,7 +133,7 @@ def render(judged: list[changes.Judgement], where: str, settle: float, period: f
     return "\n".join(lines)
 
 
-def _rows(j: changes.Judgement, show_all: bool) -> list[str]:
+def _rows(j: change_verdicts.Judgement, show_all: bool) -> list[str]:
     both = [r for r in j.rows if r.before.n and r.after.n and not r.aggregate]
     ordered = [r for group in compare.ranked(both) for r in group]
     shown = ordered if show_all else ordered[:ROWS_SHOWN]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ndbinfo_exporter import schema
 
 from clusterscope.ndbsim import restart as rs
-from clusterscope.ndbsim.config import Config
+from clusterscope.ndbsim.cluster_config import Config
 from clusterscope.ndbsim.scenario import Scenario
 from clusterscope.ndbsim.workload import PAGE, TABLE_ID0, Workload
 

@@ -118,7 +118,8 @@ SCHEMA: dict[str, dict[str, Check | dict[str, Check]]] = {
     "ndb": {
         "restart_event_window": D, "restart_history": D, "restart_min_earlier": C,
         "restart_regression_factor": factor, "restart_regression_min_growth_seconds": N,
-        "restart_verdict_hold": D, "restart_phase_exclude": alternation,
+        "restart_verdict_hold": D, "restart_cause_window": D,
+        "restart_phase_exclude": alternation,
         "restart_pinned_lookback": D, "restart_stuck_after": D,
         "restart_stuck_after_data_phases": D, "data_node_down_for": D,
         "node_group_last_replica_for": D, "node_group_memory": D,
@@ -166,6 +167,7 @@ SCHEMA: dict[str, dict[str, Check | dict[str, Check]]] = {
         "saturated_for": D, "down_for": D,
     },
     "logs": {"event_window": D},
+    "changes": {"settle": D, "period": D, "effect_hold": D},
 }
 
 

@@ -1,5 +1,5 @@
 """A change as a structured log line: one JSON object per node step, appended to the
-changes file that the log shipper sends to the log store (clusterscope_logs.changes).
+changes file that the log shipper sends to the log store (clusterscope_logs.change_lines).
 
 Fields: `ts` (Unix seconds, when the change was seen), `since` (the previous reading
 that still had the old values: the change happened in between), `cluster`, `node`

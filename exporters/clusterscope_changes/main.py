@@ -18,11 +18,11 @@ from ndbinfo_exporter.main import parse_duration
 from prometheus_client import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
+from clusterscope_changes.detector_state import State
 from clusterscope_changes.events import ChangesFile
+from clusterscope_changes.exposition import DetectorCollector
 from clusterscope_changes.grouping import Grouper
-from clusterscope_changes.metrics import DetectorCollector
 from clusterscope_changes.poller import Detector, Options
-from clusterscope_changes.state import State
 
 log = logging.getLogger("clusterscope_changes")
 DEFAULT_LISTEN = "127.0.0.1:9125"

@@ -22,9 +22,9 @@ from ndbinfo_exporter import mycnf
 from ndbinfo_exporter.db import Unavailable, open_connection
 
 from clusterscope_changes import diff, readers
+from clusterscope_changes.detector_state import State
 from clusterscope_changes.events import ChangesFile, event
 from clusterscope_changes.grouping import Grouper
-from clusterscope_changes.state import State
 
 log = logging.getLogger("clusterscope_changes.poller")
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import yaml
 from clusterscope_inventory.description import LogSource
 
-from clusterscope_logs import changes
+from clusterscope_logs import change_lines
 from clusterscope_logs import formats as lf
 
 # The field the regex parsers fill and the later operators read; removed at the end.
@@ -226,13 +226,14 @@ def parse_operators(stream: Stream) -> list[dict]:
 
 def changes_stream(path: str) -> Stream:
     """The change detector's file (clusterscope_changes): every line names its cluster and
-    node itself (clusterscope_logs.changes)."""
-    return Stream(path, changes.COMPONENT, {"component": changes.COMPONENT, "level": "info"})
+    node itself (clusterscope_logs.change_lines)."""
+    return Stream(path, change_lines.COMPONENT,
+                  {"component": change_lines.COMPONENT, "level": "info"})
 
 
 def operators(stream: Stream) -> list[dict]:
-    if stream.component == changes.COMPONENT:
-        return changes.operators()
+    if stream.component == change_lines.COMPONENT:
+        return change_lines.operators()
     if stream.daemon:
         return parse_operators(stream)
     return [*unwrap_operators(), *multiline_operators(stream.component),

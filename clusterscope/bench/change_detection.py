@@ -16,12 +16,11 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-from clusterscope.bench.cli_runner import run_cli
+from clusterscope.bench.cli_runner import fresh_lab, run_cli
 
 CHANGES = int(os.environ.get("CLUSTERSCOPE_BENCH_CHANGES", "6"))
 COST_SECONDS = float(os.environ.get("CLUSTERSCOPE_BENCH_CHANGES_COST_SECONDS", "60"))
@@ -42,7 +41,7 @@ def _polls(port: int) -> float:
 
 
 def _latencies(lab, env: dict) -> tuple[list[float], list[float]]:
-    from clusterscope.analysis import changes
+    from clusterscope.analysis import change_verdicts
     from clusterscope.lab.endpoints import lab_metrics, logs_for
 
     vlogs = logs_for(lab_metrics(lab.root))
@@ -60,7 +59,7 @@ def _latencies(lab, env: dict) -> tuple[list[float], list[float]]:
         sql(f"SET GLOBAL max_connections = {value}")
         got_store = got_cli = None
         while time.time() - t0 < 180 and got_cli is None:
-            found = [c for c in changes.read(vlogs, t0 - 1) if c.name == "max_connections"
+            found = [c for c in change_verdicts.read(vlogs, t0 - 1) if c.name == "max_connections"
                      and c.first.fields.get("new") == str(value)]
             if found and got_store is None:
                 got_store = time.time() - t0
@@ -97,10 +96,7 @@ def _read_cost(lab) -> float:
 
 
 def run() -> dict:
-    root = Path(tempfile.mkdtemp(prefix="cs-bench-changes-"))
-    root.chmod(0o755)  # the MariaDB servers run as `mysql`
-    base = os.environ.get("CLUSTERSCOPE_BENCH_PORT_BASE", "26300")
-    env = dict(os.environ, CLUSTERSCOPE_LAB_DIR=str(root), CLUSTERSCOPE_PORT_BASE=base)
+    root, env = fresh_lab("cs-bench-changes-")
     try:
         run_cli(env, "lab", "up", "--galera", "--ndb", "--monitoring")
         from clusterscope.lab.core import Lab

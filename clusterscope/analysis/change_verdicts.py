@@ -23,12 +23,15 @@ from clusterscope.analysis.periods import Period
 from clusterscope.clients.vlogs import VLogs
 from clusterscope.clients.vm import VM
 from clusterscope.logs.logsql import quote
+from clusterscope.rules.config import shared
+from clusterscope.rules.model import seconds
 
 QUERY = '{component="changes"}'
 FIELDS = ("cluster", "node", "node_id", "role", "kind", "name", "old", "new", "items",
           "details", "change_id", "step", "nodes_total", "since", "simulated")
-DEFAULT_SETTLE = 120.0
-DEFAULT_PERIOD = 3600.0
+# rules/config.yaml `changes:` (the lab's change-judge and the CLI's defaults)
+DEFAULT_SETTLE = float(seconds(shared()["changes"]["settle"]))
+DEFAULT_PERIOD = float(seconds(shared()["changes"]["period"]))
 
 
 @dataclass(frozen=True)
