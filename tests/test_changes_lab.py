@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers import eventually
+from test_monitoring import _wait_notification
 
 pytestmark = pytest.mark.lab
 
@@ -178,6 +179,17 @@ def test_a_change_gets_its_own_verdict_on_the_fk_experiment(lab, tmp_path: Path,
         d = row["difference"]
         assert d["low"] is not None and d["low"] <= d["diff"] <= d["high"], row
         assert row["verdict"] in ("better", "worse", "no significant change"), row
+    # the significant rows are notified (info, the same Alertmanager routes), effect in text
+    worse = [r for r in tps.values() if r["verdict"] == "worse"]
+    assert worse, "innodb_flush_log_at_trx_commit=1 (a flush per commit) costs throughput"
+    got = _wait_notification(lab, "ChangeEffectSignificant", "firing", t0, 120,
+                             change_name="innodb_flush_log_at_trx_commit",
+                             quantity="loadgen_tps", variant=worse[0]["series"]["variant"])
+    assert got["path"] == "/info" and got["labels"]["severity"] == "info"
+    effect = f"{worse[0]['relative'] * 100:.4g}%"  # humanizePercentage: Go's %.4g
+    assert f"by {effect}" in got["annotations"]["summary"], (effect, got["annotations"])
+    assert re.search(r"95% interval -[0-9.]+% to -[0-9.]+%: worse",
+                     got["annotations"]["description"]), got["annotations"]["description"]
     block = text[text.index(change["change_id"]):]
     assert "verdict " in block and "throughput (per window) fk" in block
     assert re.search(r"throughput \(per window\) fk (nofk|fk2): .*\[[-+0-9.,]+, [-+0-9.,]+\]",

@@ -67,8 +67,8 @@ def test_every_alert_has_labels_annotations_and_a_runbook_page() -> None:
                     continue
                 name = rule["alert"]
                 seen.append(name)
-                assert re.fullmatch(r"(Ndb|Galera|Host|Loadgen|Experiment|Clusterscope)[A-Za-z]+",
-                                    name)
+                assert re.fullmatch(
+                    r"(Ndb|Galera|Host|Loadgen|Experiment|Clusterscope|Change)[A-Za-z]+", name)
                 assert rule["labels"]["severity"] in ("critical", "warning", "info")
                 ann = rule["annotations"]
                 assert {"summary", "description", "runbook_url", "dashboard_url"} <= set(ann)
@@ -87,7 +87,8 @@ def test_a_runbook_starts_with_its_own_components_first_steps() -> None:
     opening = {"Ndb": "ndb_mgm -e show", "Galera": "SHOW GLOBAL STATUS WHERE Variable_name",
                "Host": "df -h; df -i", "Clusterscope": "docker compose ps",
                "Loadgen": "loadgen_(window|pair|overhead)",
-               "Experiment": "loadgen_(window|pair|overhead)"}
+               "Experiment": "loadgen_(window|pair|overhead)",
+               "Change": "clusterscope changes --since"}
     for page in (REPO / "runbooks").glob("*.md"):
         if page.stem == "README":
             continue

@@ -9,7 +9,9 @@ down, a collector timing out) never makes an old restart look new, and a counter
 at 0 is no event at all. During the event the `...:completion` series carry the restart's
 total, phases and count; the baseline is the median of those samples from before the window
 (`offset`), so the latest restart is judged against earlier ones only: the node's own when
-it has enough earlier restarts, else the cluster's (every node's restarts pooled). The
+it has enough earlier restarts, else the cluster's (every node's restarts pooled), on the
+same version; an upgrade's first restarts are judged against the version before
+(rules/ndb_restart_versions.py). The
 verdicts are recorded only inside the window and held afterwards with `last_over_time`, so
 an alert stays until the next restart gives a new verdict (or the hold ends) instead of
 fading once the latest restart enters its own baseline.
@@ -24,6 +26,9 @@ from __future__ import annotations
 from clusterscope.rules.fragments import restart_completed, restart_in_progress, restart_status_in
 from clusterscope.rules.model import WITHOUT, Alert, Group, Runbook, seconds
 from clusterscope.rules.ndb_first_steps import FIRST_STEPS, LCP_Q, RESTART_Q, STATUS_TABLE
+from clusterscope.rules.ndb_restart_versions import INFO, Inputs, baseline
+from clusterscope.rules.ndb_restart_versions import info as baseline_info
+from clusterscope.rules.ndb_restart_versions import records as version_records
 
 COMPLETED = "cluster_node:ndb_restart_total_seconds:completed"
 # restart states whose length grows with the data a node holds (wait for the running LCP
@@ -83,6 +88,12 @@ def restarts(c: dict) -> Group:
     base_phase = (f"({median(ev_phase)} and on (cluster, node_id) {earlier(ev_count)})"
                   f" or on (cluster, node_id, phase) (0 * ({phase_done}) + on (cluster, phase)"
                   f" group_left () ({median(cl_phase)} and on (cluster) {earlier(cl_count)}))")
+    # ...by version: the same version's restarts, else the version before's (an upgrade's
+    # first restarts), else version-blind where the version is unknown (ndb_restart_versions)
+    by_version = Inputs(s, w, hist, need, total_done, phase_done, recent)
+    base_v = baseline(by_version, base_total)
+    base_total = f"max without (version) ({base_v})"
+    base_phase = f"max without (version) ({baseline(by_version, base_phase, phase=True)})"
     # the newest pin (`clusterscope baseline pin`), kept alive by this record itself once
     # the pinned sample has aged out of VictoriaMetrics' retention
     lb = n["restart_pinned_lookback"]
@@ -105,6 +116,8 @@ def restarts(c: dict) -> Group:
         ("cluster_node:ndb_restart_total_seconds:baseline_median", median(ev_total)),
         ("cluster_node_phase:ndb_restart_phase_seconds:baseline_median", median(ev_phase)),
         ("cluster:ndb_restart_total_seconds:baseline_median", median(cl_total)),
+        *version_records(by_version),
+        (INFO, baseline_info(by_version, base_v)),
         # the verdicts: only inside the event window, with enough earlier restarts
         ("cluster_node:ndb_restart_total_seconds:ratio_to_baseline",
          f"({total_done}) / on (cluster, node_id) group_left () ({base_total})"
@@ -127,6 +140,31 @@ def restarts(c: dict) -> Group:
     return g
 
 
+def _cause(c: dict) -> str:
+    """The description's second half: which version the restart ran and which it was judged
+    against (an upgrade's first restarts: the version before), and the NDB changes of the
+    cluster shortly before (the change detector's clusterscope_change_last_timestamp_seconds:
+    kind and name, never values). `query` runs PromQL from the template, in vmalert and in
+    promtool alike (VictoriaMetrics app/vmalert/templates/template.go @0ac1cdfff59f, query,
+    humanizeTimestamp; Prometheus' template reference)."""
+    hold = c["ndb"]["restart_verdict_hold"]
+    window = seconds(c["ndb"]["restart_cause_window"])
+    versions = ("topk(1, last_over_time(cluster_node:ndb_restart_baseline_version:info"
+                f"{{cluster=%q,node_id=%q}}[{hold}]))")
+    changed = ("sort_desc(topk(3, max by (kind, name) (clusterscope_change_last_timestamp_seconds"
+               "{cluster=%q,kind=~`ndb_version|ndb_config`})" f" > time() - {window}))")
+    return (f' {{{{ with query (printf "{versions}" $labels.cluster $labels.node_id) }}}}'
+            "{{ with index . 0 }}{{ if ne .Labels.version .Labels.baseline_version }}It ran"
+            " {{ .Labels.version }} and is judged against the restarts on"
+            " {{ .Labels.baseline_version }}, the version before (too few restarts on the new"
+            " one yet).{{ else }}Judged against restarts on the same version"
+            " ({{ .Labels.version }}).{{ end }}{{ end }}{{ end }}"
+            f' {{{{ with query (printf "{changed}" $labels.cluster) }}}}NDB changes before it'
+            f" (the last {c['ndb']['restart_cause_window']}):{{{{ range . }}}} {{{{ .Labels.name }}}}"
+            " ({{ .Labels.kind }}) at {{ .Value | humanizeTimestamp }};{{ end }} `clusterscope"
+            " changes` shows from what to what.{{ end }}")
+
+
 def _time_regressed(c: dict) -> Alert:
     hold = c["ndb"]["restart_verdict_hold"]
     need = c["ndb"]["restart_min_earlier"]
@@ -144,16 +182,21 @@ def _time_regressed(c: dict) -> Alert:
                          " its baseline; phase {{ $labels.phase }} grew most",
                  description="The latest completed restart of data node {{ $labels.node_id }} in cluster"
                              " {{ $labels.cluster }} took {{ $value | printf \"%.2f\" }} times the median of the"
-                             f" earlier restarts (the node's own when it has {need}, else the cluster's; more than"
-                             f" {factor}x and more than {grow} s longer). The phase that grew most against its own"
-                             " median is {{ $labels.phase }}.",
+                             f" earlier restarts on the same version (the node's own when it has {need}, else the"
+                             " cluster's; while the new version has fewer: the restarts on the version before;"
+                             f" more than {factor}x and more than {grow} s longer). The phase that grew most against its own"
+                             " median is {{ $labels.phase }}." + _cause(c),
                  dashboard="ndb_restarts",
                  runbook=Runbook(
                      meaning="The latest completed restart of a data node took longer than its baseline"
-                             " (the median of the node's earlier completed restarts, or of the whole"
-                             " cluster's when the node has too few) by more than the factor and the"
-                             " seconds in the description. The `phase` label names the restart_info"
-                             " phase that grew most against its own median.",
+                             " (the median of the node's earlier completed restarts on the same"
+                             " version, or of the whole cluster's when the node has too few; after an"
+                             " upgrade, while the new version has too few restarts, those of the"
+                             " version before) by more than the factor and the seconds in the"
+                             " description. The `phase` label names the restart_info phase that grew"
+                             " most against its own median; the description names the version the"
+                             " restart ran, the one it was judged against, and the NDB changes (new"
+                             " version, changed parameters) found shortly before it.",
                      impact="While a data node restarts the cluster runs with reduced redundancy; a"
                             " slower restart widens that window (field facts: 6m49s on 7.6 vs 19m11s on"
                             " 7.5 for the same data, mostly the wait for a local checkpoint).",
