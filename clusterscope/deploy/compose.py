@@ -7,6 +7,9 @@ nothing under compose/config/ is written by hand:
   select on them). The clusters' targets and labels come from the inventory's HTTP service
   discovery (the user's clusters/clusterscope.yml), so this file is the same for every
   deployment.
+- door.yml (door-scale.yml): the routes of the door, the one published API
+  (clusterscope.deploy.door_config, the code the lab's door runs), passwords as
+  placeholders its entrypoint fills from the secret files.
 
 Alertmanager's configuration is not a file here: its receivers are the user's (the
 description's `alerting:` section), so the inventory renders it at run time into a volume
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from clusterscope.deploy import scrape
+from clusterscope.deploy import door_config, scrape
 from clusterscope.paths import REPO
 
 OUT = REPO / "compose" / "config"
@@ -106,8 +109,6 @@ def scale_scrape_config() -> dict:
     return {**cfg, "scrape_configs": jobs}
 
 
-
-
 class _NoAliases(yaml.SafeDumper):
     # repeated label dicts stay written out: a reader of the file should not chase &id001
     def ignore_aliases(self, data: object) -> bool:
@@ -120,6 +121,8 @@ def files() -> dict[Path, str]:
     return {
         OUT / "scrape.yml": dump(scrape_config()),
         OUT / "scrape-scale.yml": dump(scale_scrape_config()),
+        OUT / "door.yml": dump(door_config.config(door_config.compose_backends())),
+        OUT / "door-scale.yml": dump(door_config.config(door_config.compose_backends(True))),
     }
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from clusterscope_inventory import probes
 from clusterscope_inventory.description import Description, parse
 
 from clusterscope.lab import galera_nodes as gn
@@ -30,6 +31,9 @@ from clusterscope.lab.core import Lab
 from clusterscope.ndbsim import scenario as scenarios
 
 FILE = "clusterscope.yml"
+PROBES_FILE = "probes.yml"
+# the port mysqld_exporter listens on behind its guard (clusterscope/lab/exporters.py)
+PROBE_BACKEND = "mysqld-exporter-backend"
 GALERA_CLUSTER = "lab-galera"
 NDB_CLUSTER = "lab-ndb"
 GALERA_CREDENTIALS = "client"
@@ -39,6 +43,12 @@ NDB_CREDENTIALS = "client.ndb"
 
 def path(lab: Lab) -> Path:
     return lab.root / FILE
+
+
+def probes_path(lab: Lab) -> Path:
+    """The probe guard's allow-list, written with the description (as compose's inventory
+    serves it at /config/probes.yml)."""
+    return lab.root / PROBES_FILE
 
 
 def machine_timezone() -> str:
@@ -152,9 +162,14 @@ def write(lab: Lab) -> Description:
             " the format\n# a user writes for their own clusters.\n"
             + yaml.safe_dump(data, sort_keys=False))
     target = path(lab)
+    _replace(target, text)
+    _replace(probes_path(lab), probes.render(desc, f"127.0.0.1:{lab.port(PROBE_BACKEND)}"))
+    return desc
+
+
+def _replace(target: Path, text: str) -> None:
     if not target.exists() or target.read_text() != text:
         tmp = target.with_suffix(".tmp")
         tmp.write_text(text)
         tmp.chmod(0o644)
         tmp.replace(target)
-    return desc

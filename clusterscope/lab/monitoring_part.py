@@ -11,6 +11,8 @@ logs (VictoriaLogs, the OpenTelemetry Collector, a second vmalert for the log ru
   appends each notification to `<lab>/monitoring/notifications.jsonl` (what tests and the
   demo read). Its configuration is rendered by the inventory from the lab description's
   `alerting:` section (clusterscope/lab/description.py), as in compose.
+- The door (clusterscope/lab/door_service.py): vmauth in front of all of these, with the
+  routes compose publishes; the toolkit reaches VictoriaMetrics and VictoriaLogs through it.
 - The logs: clusterscope.lab.logs_stack; `vmalert-logs` evaluates the LogsQL rules (rules/vlogs/,
   `type: vlogs` groups) against VictoriaLogs, with the same remote write, remote read and
   Alertmanager as vmalert (one vmalert has one datasource).
@@ -32,7 +34,7 @@ import yaml
 from clusterscope import gotools
 from clusterscope.deploy import scrape as contract
 from clusterscope.deploy.scrape import SCRAPE_INTERVAL, SCRAPE_TIMEOUT
-from clusterscope.lab import description, exporters, logs_stack
+from clusterscope.lab import description, door_service, exporters, logs_stack
 from clusterscope.lab.core import Lab, LabError, Service, wait_http
 from clusterscope.lab.webhook import read_notifications
 from clusterscope.paths import REPO
@@ -165,7 +167,9 @@ def start_inventory(lab: Lab) -> None:
                "--alertmanager.config-file", str(alertmanager_config_file(lab)),
                "--alertmanager.secrets-dir", str(description.alerting_dir(lab)),
                "--alertmanager.url", service_url(lab, AM),
-               "--alertmanager.group-wait", "1s", "--alertmanager.group-interval", "5s"],
+               "--alertmanager.group-wait", "1s", "--alertmanager.group-interval", "5s",
+               "--probes.backend",
+               f"127.0.0.1:{lab.port(exporters.MYSQLD_EXPORTER_BACKEND)}"],
               port=port,
               extra={"url": service_url(lab, INVENTORY),
                      "scrape": {"job": contract.INVENTORY_JOB, "path": "/metrics",
@@ -252,9 +256,11 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
 
     logs_stack.up(lab, getattr(args, "logs_retention", None) or logs_stack.RETENTION)
     start_vmalert_logs(lab)
+    door_service.up(lab)
     write_scrape_config(lab)
     print(f"lab: monitoring up: VictoriaMetrics {vm_url}, vmalert {service_url(lab, VMALERT)},"
           f" Alertmanager {service_url(lab, AM)}, VictoriaLogs {logs_stack.vlogs_url(lab)},"
+          f" the door {door_service.url(lab)} (credentials in {door_service.home(lab)}),"
           f" notifications in {out}", flush=True)
 
 

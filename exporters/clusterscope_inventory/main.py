@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how long Alertmanager gathers a new group's alerts (default 30s)")
     p.add_argument("--alertmanager.group-interval", dest="am_group_interval", default="5m",
                    help="how often a group's changes are sent (default 5m)")
+    p.add_argument("--probes.backend", dest="probe_backend", default="127.0.0.1:9104",
+                   metavar="HOST:PORT", help="where mysqld_exporter listens behind its guard:"
+                   " /config/probes.yml forwards each described node's probe there (default"
+                   " 127.0.0.1:9104)")
     p.add_argument("--check", action="store_true",
                    help="validate the description, print each job's targets and exit")
     p.add_argument("--log.level", dest="log_level", default="info",
@@ -85,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         stack = {job: getattr(args, f"target_{job}") for job in STACK_JOBS
                  if getattr(args, f"target_{job}")}
-        server = make_server((host.strip("[]") or "0.0.0.0", int(port)), inventory, stack)
+        server = make_server((host.strip("[]") or "0.0.0.0", int(port)), inventory, stack,
+                             args.probe_backend)
     except OSError as exc:
         print(f"clusterscope_inventory: cannot listen on {args.listen}: {exc.strerror}",
               file=sys.stderr)
