@@ -187,6 +187,16 @@ def lab_scenario(lab: LabHandle) -> dict:
     return {"start": start, "end": time.time(), "steps": steps}
 
 
+@pytest.fixture
+def vol():
+    """A directory a container's user can reach (pytest's tmp_path is root's 0700): the
+    stand-in for a named volume or a host log directory (tests/test_compose_contract.py)."""
+    d = Path(tempfile.mkdtemp(prefix="cs-contract-"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def secrets_dir(tmp_path_factory) -> Path:
     """Secret files as the README tells users to create them (0700 directory, 0644 files;

@@ -18,7 +18,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import urllib.request
 from pathlib import Path
 
@@ -100,16 +99,6 @@ def stop(proc: subprocess.Popen) -> str:
         proc.terminate()
     out, _ = proc.communicate(timeout=20)
     return out or ""
-
-
-@pytest.fixture
-def vol(tmp_path: Path):
-    """A directory the container's user can reach (pytest's tmp_path is root's 0700): the
-    stand-in for a named volume or a host log directory."""
-    d = Path(tempfile.mkdtemp(prefix="cs-contract-"))
-    d.chmod(0o755)
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def exporters_cnf(lab) -> str:

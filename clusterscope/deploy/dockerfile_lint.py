@@ -16,7 +16,9 @@ from clusterscope.paths import REPO
 
 DOCKERFILES = [REPO / "exporters" / "Dockerfile", REPO / "loadgen" / "Dockerfile",
                REPO / "compose" / "otelcol" / "Dockerfile",
-               REPO / "compose" / "victoria-logs" / "Dockerfile"]
+               REPO / "compose" / "victoria-logs" / "Dockerfile",
+               *(REPO / "compose" / name / "Dockerfile"
+                 for name in ("victoria-metrics", "vmstorage", "vmagent"))]
 BUILD_TOOLS = re.compile(r"(^|\s)(gcc|g\+\+|clang|make|build-essential|cmake|[\w.+-]+-dev)(=\S+)?"
                          r"(\s|$)")
 SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY", re.I)

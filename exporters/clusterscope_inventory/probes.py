@@ -12,9 +12,10 @@ guard; the lab: a port of its own), and the guard, a vmauth, forwards `/probe` o
       url_map:
         - src_paths: ["/probe"]
           src_query_args: ["target=galera1:3306"]
-          url_prefix: "http://127.0.0.1:9104/probe?target=galera1:3306&auth_module=client"
+          url_prefix: "http://127.0.0.1:9104/?target=galera1:3306&auth_module=client"
 
-A route matches when one of the request's `target` values equals the listed one (vmauth
+The request's path is appended to the prefix's (target_url.go mergeURLs), so the prefix
+names none. A route matches when one of the request's `target` values equals the listed one (vmauth
 v1.151.0 app/vmauth/target_url.go, matchAnyQueryArg; a value without `~` is quoted,
 auth_config.go QueryArg.UnmarshalYAML), and the backend URL's own `target` and
 `auth_module` replace the client's (mergeURLs drops clashing client args), so the probe
@@ -48,7 +49,7 @@ def config(desc: Description, backend: str) -> dict:
             seen.add(n.address)
             query = urlencode({"target": n.address, "auth_module": n.credentials})
             routes.append({"src_paths": ["/probe"], "src_query_args": [f"target={n.address}"],
-                           "url_prefix": f"http://{backend}/probe?{query}"})
+                           "url_prefix": f"http://{backend}/?{query}"})
     user: dict = {"max_concurrent_requests": max(MIN_CONCURRENCY,
                                                  PER_NODE_CONCURRENCY * len(routes))}
     if routes:
