@@ -717,7 +717,7 @@ def test_slow_view_is_cut_at_the_timeout(scratch: Scratch, cur, tmp_path: Path) 
     ("[mysqld]\nuser=x\n", "no [client] section"),
     ("[client]\nport=abc\nuser=x\n", "is not a number"),
     ("[client]\npassword=x\n", "has no `user`"),
-    ("[client]\nuser=x\nfoo=1\n", "unknown option"),
+    ("[client]\nuser=x\nfoo=1\n", "line(s) 3 set no option"),
     ("!include /etc/other.cnf\n[client]\nuser=x\n", "not supported"),
 ])
 def test_malformed_my_cnf_fails_at_start(tmp_path: Path, capsys, content: str,

@@ -171,7 +171,8 @@ def test_sigterm_mid_window_stops_after_it_with_exact_rows(galera_lab) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "clusterscope_loadgen", "run", "--experiment", "fk",
          "--variants", "fk2", "--target", n1, "--window", "4", "--warmup", "0",
-         "--duration", "300"], env=galera_lab.env, cwd=REPO, stdout=subprocess.PIPE,
+         "--duration", "300", "--description", str(galera_lab.root / "clusterscope.yml"),
+         "--cluster", "lab-galera"], env=galera_lab.env, cwd=REPO, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     try:
         lines = []

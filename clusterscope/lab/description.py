@@ -13,6 +13,9 @@ Watchdog's heartbeat), its URLs in secret files as a deployment keeps them
 (<lab>/monitoring/alerting/), so the lab's Alertmanager configuration is rendered from this
 file by the inventory exactly as compose's is.
 
+The loadgen may write to both of the lab's clusters (`loadgen: true`): they exist to be
+loaded.
+
 Credentials: the lab's Galera nodes log in with `[client]` of the exporters' option file,
 except node2, which has an account and password of its own (`[client.node2]`), so the lab
 always runs the per-node credentials path; the NDB SQL nodes use `[client.ndb]`.
@@ -137,7 +140,7 @@ def build(lab: Lab) -> dict:
                   for i in ndb_data_nodes(lab)]
         clusters.append({"name": NDB_CLUSTER, "kind": "ndb", "simulated": True,
                          "credentials": NDB_CREDENTIALS, "log_timezone": machine_timezone(),
-                         "nodes": nodes})
+                         "loadgen": True, "nodes": nodes})
     if lab.settings("galera"):
         nodes = []
         for n in galera_nodes(lab):
@@ -150,7 +153,7 @@ def build(lab: Lab) -> dict:
             nodes.append({"name": "garbd", "role": "garbd", "log": str(gn.garbd_log(lab))})
         clusters.append({"name": GALERA_CLUSTER, "kind": "galera",
                          "credentials": GALERA_CREDENTIALS, "log_timezone": machine_timezone(),
-                         "nodes": nodes})
+                         "loadgen": True, "nodes": nodes})
     return {"clusters": clusters, "alerting": _alerting(lab)}
 
 

@@ -20,7 +20,8 @@ NAME = "galera"
 HELP = ("MariaDB Galera cluster (real; 3 nodes, or 2 + garbd), mysqld_exporter, recovery"
         " tracker")
 APP_USER = "clusterscope_app"
-APP_GRANTS = ("ALL PRIVILEGES ON `sbtest`.*", "ALL PRIVILEGES ON `cs\\_%`.*")
+# the loadgen's schemas only: it refuses an account with more (clusterscope_loadgen/guard.py)
+APP_GRANTS = ("ALL PRIVILEGES ON `cs\\_%`.*",)
 GARBD = "garbd"
 
 

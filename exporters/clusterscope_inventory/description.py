@@ -10,6 +10,7 @@ and node variables. Nobody edits a file derived from it.
       - name: staging-galera         # the `cluster` label
         kind: galera                 # galera | ndb
         credentials: client          # a section of the exporters' option file
+        loadgen: true                # the loadgen may write here (default false)
         nodes:
           - {name: node1, address: 10.0.0.11:3306, log: /srv/logs/g/node1.err}
           - {name: node2, address: 10.0.0.12:3306, credentials: client.node2}
@@ -66,7 +67,8 @@ _SECTION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _ADDRESS = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 _TOP_KEYS = {"clusters", "alerting"}
-_CLUSTER_KEYS = {"name", "kind", "nodes", "credentials", "log_timezone", "simulated"}
+_CLUSTER_KEYS = {"name", "kind", "nodes", "credentials", "log_timezone", "simulated",
+                 "loadgen"}
 _NODE_KEYS = {"name", "role", "address", "credentials", "log", "node_exporter"}
 
 
@@ -91,6 +93,8 @@ class Cluster:
     nodes: tuple[Node, ...]
     log_timezone: str = DEFAULT_TIMEZONE
     simulated: bool = False  # the lab's NDB simulator: its series say so
+    # the loadgen may write to it (its cs_* schemas): an explicit opt-in, never the default
+    loadgen: bool = False
 
     def members(self, *roles: str) -> list[Node]:
         return [n for n in self.nodes if n.role in roles]
@@ -198,13 +202,16 @@ def _cluster(rc: Any, where: str, fail) -> Cluster:  # noqa: ANN001 - the local 
     simulated = rc.get("simulated", False)
     if not isinstance(simulated, bool):
         raise fail(f"{where}.simulated", f"expected true or false, got {simulated!r}")
+    loadgen = rc.get("loadgen", False)
+    if not isinstance(loadgen, bool):
+        raise fail(f"{where}.loadgen", f"expected true or false, got {loadgen!r}")
     raw_nodes = rc.get("nodes")
     if not isinstance(raw_nodes, list) or not raw_nodes:
         raise fail(f"{where}.nodes", "expected a non-empty list of nodes")
     nodes = tuple(_node(rn, f"{where}.nodes[{j}]", kind, credentials, fail)
                   for j, rn in enumerate(raw_nodes))
     _unique((n.name for n in nodes), f"{where}.nodes", "node", fail)
-    cluster = Cluster(name, kind, nodes, tz, simulated)
+    cluster = Cluster(name, kind, nodes, tz, simulated, loadgen)
     if not cluster.mysqld_nodes:
         need = "a node of role galera" if kind == "galera" else "an SQL node (role sql)"
         raise fail(where, f"needs at least {need}: clusterscope reads the cluster through it")

@@ -55,7 +55,12 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
         q.add_argument("--metrics-port", type=int, help="serve /metrics on ADDR:PORT")
         q.add_argument("--metrics-addr", default="127.0.0.1",
                        help="address for /metrics (default 127.0.0.1; 0.0.0.0 in a container)")
-        q.add_argument("--cluster", help="cluster label (default: wsrep_cluster_name)")
+        q.add_argument("--cluster", help="the cluster of the description to write to; it must"
+                       " say `loadgen: true` and list every --target (also the `cluster`"
+                       " label of the results)")
+        q.add_argument("--description", metavar="FILE",
+                       help="the description of the clusters (clusterscope.yml): the loadgen"
+                            " writes only to a cluster it allows (guard.py)")
         q.add_argument("--json-out", help="write windows, estimates and row checks as JSON")
         q.add_argument("--linger", type=float, default=0.0,
                        help="keep serving /metrics this many seconds after the end (so a"
@@ -97,8 +102,22 @@ def _runner_args(args: argparse.Namespace, metrics: object) -> dict:
 
 
 def _targets(args: argparse.Namespace) -> list:
-    from clusterscope_loadgen.target import Target
-    return [Target.from_cnf(p) for p in args.target]
+    """The targets, once they pass the guard: a cluster the description allows, an account
+    with nothing beyond cs_* schemas, TLS as the option file asks (guard.py)."""
+    from clusterscope_loadgen import guard, sysbench
+    from clusterscope_loadgen.target import Target, TargetError, check_ndb
+    targets = [Target.from_cnf(p) for p in args.target]
+    guard.allowed_cluster(args.description, args.cluster, args.engine, targets)
+    if args.engine == "ndb":
+        for t in targets:  # an SQL node without the NDB engine is named before its grants
+            check_ndb(t)
+    guard.check(args.description, args.cluster, args.engine, targets,
+                say=lambda m: print(m, file=sys.stderr, flush=True))
+    try:
+        sysbench.use_tls(targets[0].tls)
+    except ValueError as exc:
+        raise TargetError(f"{targets[0].path}: {exc}") from None
+    return targets
 
 
 def _metrics(args: argparse.Namespace):  # noqa: ANN202
@@ -112,9 +131,10 @@ def _metrics(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _errors() -> tuple[type[Exception], ...]:
+    from clusterscope_loadgen.guard import GuardError
     from clusterscope_loadgen.runner import RunError
     from clusterscope_loadgen.target import TargetError
-    return (config.ConfigError, RunError, TargetError, ddl.DDLError, OSError)
+    return (config.ConfigError, RunError, TargetError, GuardError, ddl.DDLError, OSError)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -122,7 +142,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         exp = config.experiment(args.experiment, args.config)
         only = [v.strip() for v in args.variants.split(",")] if args.variants else None
-        runner = Runner(exp, args.engine, _targets(args), only=only,
+        targets = _targets(args)
+        runner = Runner(exp, args.engine, targets, only=only,
                         **_runner_args(args, _metrics(args)))
         result = runner.run(duration=args.duration, rounds=args.rounds, forever=args.forever)
     except _errors() as exc:
@@ -146,8 +167,8 @@ def cmd_cycle(args: argparse.Namespace) -> int:
         unknown = [n for n in names if n not in exps]
         if unknown:
             raise config.ConfigError(f"no experiment(s) {', '.join(unknown)} in the config")
-        metrics = _metrics(args)
         targets = _targets(args)
+        metrics = _metrics(args)
         results = []
         while True:
             for name in names:

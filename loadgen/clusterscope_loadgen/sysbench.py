@@ -2,20 +2,79 @@
 
 The password never reaches argv: sysbench leaves it unset and libmariadb then reads the
 MYSQL_PWD environment variable of the sysbench process (and of nothing else we start).
+
+TLS: sysbench 1.0.20 has one TLS option, `--mysql-ssl=on`, and then loads `client-key.pem`,
+`client-cert.pem` and `cacert.pem` from its working directory (akopytov/sysbench ebf1c90,
+the 1.0.20 release, src/drivers/mysql/drv_mysql.c: `mysql_ssl_set(con, "client-key.pem",
+"client-cert.pem", "cacert.pem", NULL, cipher)`, with MYSQL_OPT_SSL_MODE REQUIRED where the
+client library has it). So it runs in a directory where those names lead to the option
+file's files, and needs all three: Debian 12's libmariadb 3.3 fails the connection when
+one is missing ("TLS/SSL error: No such file or directory"), and with the CA given checks
+the server's chain (a wrong CA: "self-signed certificate in certificate chain"), not its
+name; the loadgen's own connections check the name too (target.py).
 """
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import re
 import resource
+import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from clusterscope_loadgen.config import LUA_DIR
+
+# the names sysbench 1.0.20 opens in its working directory
+TLS_FILES = {"ca": "cacert.pem", "cert": "client-cert.pem", "key": "client-key.pem"}
+
+
+@dataclass(frozen=True)
+class Tls:
+    """The option file's TLS, as sysbench can use it."""
+    mode: str
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
+
+    def problem(self) -> str | None:
+        """Why sysbench cannot connect with this TLS, or None."""
+        missing = [f"ssl-{k}" for k in TLS_FILES if getattr(self, k) is None]
+        if not missing:
+            return None
+        return (f"sysbench 1.0.20 connects with TLS only with a CA and a client certificate"
+                f" (it loads {', '.join(TLS_FILES.values())}), and the option file has no"
+                f" {' or '.join(missing)}: give ssl-ca, ssl-cert and ssl-key (a client"
+                " certificate your servers' CA signed)")
+
+    def workdir(self) -> Path:
+        """A directory (under $TMPDIR) where sysbench's fixed names lead to the files."""
+        d = Path(tempfile.mkdtemp(prefix="cs-loadgen-tls-"))
+        atexit.register(shutil.rmtree, d, True)
+        for attr, name in TLS_FILES.items():
+            (d / name).symlink_to(Path(str(getattr(self, attr))).resolve())
+        return d
+
+
+_tls: tuple[Tls, Path] | None = None
+
+
+def use_tls(tls: Tls | None) -> None:
+    """Every sysbench run from now on connects with this TLS (the loadgen's one target
+    option file); a ValueError says why sysbench cannot."""
+    global _tls
+    if tls is None:
+        _tls = None
+        return
+    why = tls.problem()
+    if why:
+        raise ValueError(why)
+    _tls = (tls, tls.workdir())
 
 SYSBENCH = "sysbench"
 
@@ -189,6 +248,8 @@ def argv(script: Path, endpoints: list[Endpoint], user: str, database: str, thre
             "--mysql-ignore-errors=all", "--db-ps-mode=disable"]
     if socket:
         args.append(f"--mysql-socket={socket}")
+    if _tls is not None:
+        args.append("--mysql-ssl=on")
     for key, value in (options or {}).items():
         args.append(f"--{key}={value}")
     args.append("run")
@@ -208,8 +269,11 @@ def run(args: list[str], password: str | None, timeout: float) -> Result:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     try:
+        # the scripts are given by path and found through LUA_PATH: the working directory
+        # is free to hold the TLS files
+        cwd = _tls[1] if _tls is not None else LUA_DIR
         proc = subprocess.run(args, env=environment(password), capture_output=True,
-                              text=True, timeout=timeout, cwd=str(LUA_DIR))
+                              text=True, timeout=timeout, cwd=str(cwd))
         text, code = proc.stdout + "\n" + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")

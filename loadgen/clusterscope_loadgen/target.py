@@ -1,12 +1,17 @@
 """The target: a `[client]` option file, the nodes it leads to, and their health.
 
+The option file is read by the exporters' reader (ndbinfo_exporter.mycnf: the same keys,
+TLS options and errors that never quote a line of it), values as written. Its `ssl-*`
+options are honoured: `ssl-ca` with `ssl-mode=VERIFY_CA` or `VERIFY_IDENTITY` (or
+MariaDB's `ssl-verify-server-cert`) makes every connection verified TLS, the loadgen's own
+(PyMySQL) and sysbench's (sysbench.py Tls).
+
 Health snapshots taken before and after every window decide whether the window saw a
 cluster event (node down, restart, Galera membership change, node not Synced): see window.py.
 """
 
 from __future__ import annotations
 
-import configparser
 import contextlib
 import stat
 import sys
@@ -15,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymysql
+from ndbinfo_exporter import mycnf
 
-from clusterscope_loadgen.sysbench import Endpoint
+from clusterscope_loadgen.sysbench import Endpoint, Tls
 
 
 class TargetError(RuntimeError):
@@ -27,10 +33,12 @@ class TargetError(RuntimeError):
 class Target:
     path: Path
     user: str
-    password: str | None
+    password: str | None = field(repr=False)
     host: str
     port: int
     socket: str | None = None
+    # the option file's TLS (ndbinfo_exporter.mycnf.ClientConfig), None for a socket
+    client: mycnf.ClientConfig | None = field(default=None, repr=False, compare=False)
 
     @property
     def endpoint(self) -> Endpoint:
@@ -40,6 +48,22 @@ class Target:
     def label(self) -> str:
         return f"{self.host}:{self.port}"
 
+    @property
+    def verified(self) -> bool:
+        """Every connection checks the server's certificate against the option file's CA."""
+        return self.client is not None and self.client.ssl_mode in ("VERIFY_CA",
+                                                                    "VERIFY_IDENTITY")
+
+    @property
+    def tls(self) -> Tls | None:
+        """sysbench's TLS files, when the option file asks for TLS."""
+        c = self.client
+        if c is None or c.ssl_mode in ("DISABLED", "PREFERRED") and not c.ssl:
+            return None
+        return Tls(c.ssl_mode, str(c.ssl["ca"]) if "ca" in c.ssl else None,
+                   str(c.ssl["cert"]) if "cert" in c.ssl else None,
+                   str(c.ssl["key"]) if "key" in c.ssl else None)
+
     @classmethod
     def from_cnf(cls, path: str | Path) -> Target:
         p = Path(path)
@@ -48,27 +72,28 @@ class Target:
         if stat.S_IMODE(p.stat().st_mode) & 0o077:
             print(f"loadgen: warning: {p} is readable by others; it holds a password (chmod"
                   " 600)", file=sys.stderr)
-        cp = configparser.ConfigParser(allow_no_value=True, interpolation=None, strict=False)
         try:
-            cp.read_string(p.read_text())
-        except (configparser.Error, OSError) as exc:
-            raise TargetError(f"cannot read client config {p}: {exc}") from exc
-        sec = next((s for s in ("client", "mysql", "client-server") if cp.has_section(s)), None)
-        if sec is None or not cp.get(sec, "user", fallback=None):
-            raise TargetError(f"{p} needs a [client] section with at least user=")
-        pw = cp.get(sec, "password", fallback=None)
-        return cls(path=p, user=cp.get(sec, "user"), password=pw.strip("'\"") if pw else pw,
-                   host=cp.get(sec, "host", fallback="127.0.0.1"),
-                   port=cp.getint(sec, "port", fallback=3306),
-                   socket=cp.get(sec, "socket", fallback=None))
+            path_, sections = mycnf.read_sections(p)
+            section = next((s for s in ("client", "mysql", "client-server")
+                            if sections.has_section(s)), "client")
+            cfg = mycnf.from_section(path_, sections, section, None)
+        except mycnf.ConfigError as exc:
+            raise TargetError(f"target client config: {exc}") from None
+        return cls(path=p, user=cfg.user, password=cfg.password, host=cfg.host,
+                   port=cfg.port, socket=cfg.socket, client=cfg)
 
 
 def connect(t: Target, node: Endpoint | None = None, database: str | None = None,
             timeout: float = 5.0) -> pymysql.connections.Connection:
+    """A connection to `node` (default: the target's) with the target's login and TLS."""
     node = node or t.endpoint
+    tls: dict[str, object] = {}
+    if t.client is not None:
+        kw = t.client.at(f"{node.host}:{node.port}").connect_kwargs()
+        tls = {k: v for k, v in kw.items() if k in ("ssl", "ssl_disabled", "server_public_key")}
     return pymysql.connect(host=node.host, port=node.port, user=t.user,
                            password=t.password or "", database=database, autocommit=True,
-                           connect_timeout=timeout, read_timeout=30, write_timeout=30)
+                           connect_timeout=timeout, read_timeout=30, write_timeout=30, **tls)
 
 
 @contextlib.contextmanager
