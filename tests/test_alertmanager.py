@@ -168,6 +168,18 @@ def amtool_route(config: Path, labels: str) -> str:
 
 
 # -- routes from the settings a user writes ---------------------------------------------------
+def secret_files(tmp: Path, alerting: dict) -> Path:
+    """The secrets directory a user makes for an `alerting:` section: each file it names,
+    holding a placeholder (the configuration refers to them by path)."""
+    from clusterscope_inventory.alerting import parse
+
+    d = tmp / "secrets" / "alerting"
+    d.mkdir(parents=True, exist_ok=True)
+    for name in parse(alerting, "alerting", lambda w, p: ValueError(f"{w}: {p}")).files():
+        (d / name).write_text("placeholder\n")
+    return d
+
+
 @pytest.fixture(scope="module")
 def readme_config(tmp_path_factory) -> Path:
     """alertmanager.yml as the inventory renders README's example (no Alertmanager)."""
@@ -178,8 +190,9 @@ def readme_config(tmp_path_factory) -> Path:
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from clusterscope_inventory.description import load;"
          " from clusterscope_inventory.alerting import ConfigWriter;"
-         " ConfigWriter(sys.argv[2], '/run/secrets/alerting').update(load(sys.argv[1]).alerting)",
-         str(desc), str(out)], capture_output=True, text=True, timeout=60)
+         " ConfigWriter(sys.argv[2], sys.argv[3]).update(load(sys.argv[1]).alerting)",
+         str(desc), str(out), str(secret_files(tmp, readme_alerting()))],
+        capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     amtool = gotools.build(gotools.TOOLS["amtool"])
     check = subprocess.run([str(amtool), "check-config", str(out)], capture_output=True,
@@ -211,7 +224,8 @@ def test_the_heartbeat_and_every_credential_are_files(readme_config) -> None:
     cfg = yaml.safe_load(readme_config.read_text())
     receivers = {r["name"]: r for r in cfg["receivers"]}
     hb = receivers["heartbeat"]["webhook_configs"][0]
-    assert hb["url_file"].startswith("/run/secrets/alerting/") and not hb["send_resolved"]
+    assert hb["url_file"].endswith("/secrets/alerting/" + Path(hb["url_file"]).name)
+    assert not hb["send_resolved"]
     text = readme_config.read_text()
     assert not re.search(r"(api_url|routing_key|auth_password|service_key|\burl):", text)
     assert receivers["nobody"] == {"name": "nobody"}

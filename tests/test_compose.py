@@ -362,7 +362,8 @@ def test_alertmanager_reads_what_the_inventory_writes(models, secrets_dir, tmp_p
         [sys.executable, "-c", "import sys; from clusterscope_inventory.description import load;"
          " from clusterscope_inventory.alerting import ConfigWriter;"
          " ConfigWriter(sys.argv[2], sys.argv[3]).update(load(sys.argv[1]).alerting)",
-         str(desc), str(out), flags["--alertmanager.secrets-dir"]],
+         str(desc), str(out),
+         str(test_alertmanager.secret_files(tmp_path, test_alertmanager.readme_alerting()))],
         capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     amtool = gotools.path_of("amtool")
