@@ -40,6 +40,18 @@ from ndbinfo_exporter.state import ExporterState
 log = logging.getLogger("ndbinfo_exporter.scrape")
 RETRY_UNSERVED = 30.0
 DEFAULT_SLOW_INTERVAL = 60.0
+# A scrape that finished this recently answers a probe again instead of a new one: a burst
+# of probes costs the SQL nodes one scrape (VictoriaMetrics asks every 5 s).
+REUSE_SECONDS = 1.0
+
+
+@dataclass
+class _Flight:
+    """One scrape in progress: probes that arrive meanwhile wait for it and share its
+    result instead of queuing scrapes of their own."""
+    done: threading.Event = field(default_factory=threading.Event)
+    result: list = field(default_factory=list)
+    finished: float = 0.0
 
 
 @dataclass
@@ -90,6 +102,9 @@ class Scraper:
         self.slow_interval = slow_interval
         self.retry_unserved = RETRY_UNSERVED
         self.lock = threading.Lock()
+        self._gate = threading.Lock()  # guards _flight and _last
+        self._flight: _Flight | None = None
+        self._last: _Flight | None = None
         self.supported: dict[str, bool] = {}
         # collector -> monotonic time to try again: its views are listed but not served
         self.unserved: dict[str, float] = {}
@@ -119,9 +134,31 @@ class Scraper:
         elif before is not None:
             log.info("%s: ok again", key)
 
-    def scrape(self, budget: float | None = None) -> list[Family | Metric]:
-        with self.lock:  # one scrape at a time shares the connection
-            return self._scrape(min(budget or self.scrape_timeout, self.scrape_timeout))
+    def scrape(self, budget: float | None = None, reuse: float = 0.0) -> list[Family | Metric]:
+        """One scrape at a time per cluster (they share the connection); a request that
+        comes while one runs, or within `reuse` seconds of the last, gets that one's
+        result (/probe passes REUSE_SECONDS)."""
+        budget = min(budget or self.scrape_timeout, self.scrape_timeout)
+        with self._gate:
+            last, flight = self._last, self._flight
+            if last is not None and time.monotonic() - last.finished < reuse:
+                return last.result
+            mine = flight is None
+            if mine:
+                flight = self._flight = _Flight()
+        assert flight is not None
+        if not mine:
+            flight.done.wait(budget + 1.0)
+            return flight.result
+        try:
+            with self.lock:
+                flight.result = self._scrape(budget)
+        finally:
+            flight.finished = time.monotonic()
+            with self._gate:
+                self._flight, self._last = None, flight
+            flight.done.set()
+        return flight.result
 
     def _scrape(self, budget: float) -> list[Family | Metric]:
         t0 = time.monotonic()
