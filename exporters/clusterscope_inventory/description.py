@@ -34,6 +34,7 @@ events) or `data` (a data node: it is seen through ndbinfo; listed for its host 
 
 from __future__ import annotations
 
+import os
 import re
 import zoneinfo
 from collections.abc import Iterable
@@ -236,14 +237,32 @@ def _node(rn: Any, where: str, kind: str, credentials: str, fail) -> Node:  # no
                    " `address` out (list its host under node_exporter for host metrics)")
     log = rn.get("log")
     if log is not None:
-        if not isinstance(log, str) or not log.startswith("/"):
-            raise fail(f"{where}.log", f"expected an absolute path, got {log!r}")
+        _log_path(log, f"{where}.log", fail)
     return Node(name=name, role=role, address=address,
                 credentials=_section(rn.get("credentials", credentials),
                                      f"{where}.credentials", fail),
                 log=log,
                 node_exporter=_address(rn.get("node_exporter"), f"{where}.node_exporter",
                                        fail, required=False))
+
+
+# A log path is one file, named as it is: the collector would read a glob's every match,
+# expands `${...}` in any value (go.opentelemetry.io/collector/confmap: `${file:...}`
+# reads a file, `${http://...}` fetches a URL), and `..` leaves the directory it seems to
+# name.
+_GLOB = set("*?[]{}$\\")
+
+
+def _log_path(log: Any, where: str, fail) -> None:  # noqa: ANN001
+    if not isinstance(log, str) or not log.startswith("/"):
+        raise fail(where, f"expected an absolute path, got {log!r}")
+    bad = sorted(_GLOB & set(log))
+    if bad:
+        raise fail(where, f"one file, named as it is: no {' '.join(bad)} (globs and"
+                   " variables are not taken)")
+    if os.path.normpath(log) != log or any(ord(c) < 32 for c in log):
+        raise fail(where, "a plain path: no `..`, `.`, doubled or trailing `/`, or control"
+                   " characters")
 
 
 def _zone(value: Any) -> bool:
