@@ -19,6 +19,12 @@ alerts and the loadgen's windows, and judges them (clusterscope/bench/soak_judge
 The figures are returned for the bench table and written whole as JSON (`json_file`);
 `ok` is false, and the bench exits 1, when a judgement fails.
 
+It runs on the stack as users deploy it: every figure is read through the lab's door
+(vmauth, TLS, the read role's credentials), as a user's toolkit reads compose's. Before its
+snapshot it waits for a fresh lab to settle (no alert but the Watchdog pending or firing:
+a node started minutes ago is "restarted" for 300 s), so what the lab's own start raises
+is neither judged nor mistaken for the run's.
+
 `CLUSTERSCOPE_SOAK_LAB_DIR`: run in that lab (brought up if needed and left up, as the
 test suite's shared lab) instead of a lab of its own on CLUSTERSCOPE_BENCH_PORT_BASE.
 """
@@ -45,6 +51,8 @@ from clusterscope.bench import soak_faults
 from clusterscope.bench import soak_judge as judge
 from clusterscope.bench.cli_runner import run_cli
 from clusterscope.bench.soak_judge import Fault
+from clusterscope.bench.soak_settle import SETTLE_TIMEOUT, settle
+from clusterscope.clients.credentials import Access
 from clusterscope.lab.core import Lab, LabError, pid_alive
 
 EXPERIMENT = "read_backup"
@@ -61,7 +69,9 @@ SAMPLE_EVERY = 5.0
 # processes whose growth is reported; ours are the products users run always-on
 OURS = ("ndb-exporter", "galera-tracker", "inventory", "loadgen")
 STACK = ("mysqld-exporter", "node-exporter", "otelcol", "victoria-metrics", "vmalert",
-         "vmalert-logs", "alertmanager", "victoria-logs", "webhook", "ndb-model")
+         "vmalert-logs", "alertmanager", "victoria-logs", "webhook", "ndb-model", "door",
+         "probe-guard")
+
 COUNTER_MATCH = ('{__name__=~"(galera_|ndb_exporter_|ndb_restarts_completed|loadgen_|'
                  'clusterscope_|process_cpu_seconds).*_total"}')
 CYCLE = ("galera-ist", "kill-tracker", "ndb-restart", "log-rotate", "kill-mysqld-exporter",
@@ -73,8 +83,16 @@ def _cli(env: dict, *args: str, timeout: float = 1800) -> str:
     return run_cli(env, *args, timeout=timeout)
 
 
+# the lab's door, read role (set by run(); None: straight to the service, as before)
+_DOOR: Access | None = None
+
+
 def _get(url: str, timeout: float = 30) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as resp:
+    req = urllib.request.Request(url)
+    if _DOOR is not None and url.startswith("https://"):
+        with _DOOR.open(req, timeout) as resp:
+            return resp.read()
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
         return resp.read()
 
 
@@ -339,7 +357,9 @@ def _targets(vm_url: str, lab: Lab) -> tuple[dict[tuple[str, str], str], dict[st
     """(job, instance) -> the lab service that serves it (by the scrape URL's port), and
     service -> its jobs."""
     data = json.loads(_get(f"{vm_url}/api/v1/targets"))["data"]["activeTargets"]
-    by_port = {s.port: s.name for s in lab.services() if s.port}
+    # a guard answers for the service behind it (the probe guard for mysqld_exporter)
+    by_port = {s.port: (s.extra or {}).get("fronts") or s.name
+               for s in lab.services() if s.port}
     served, jobs = {}, {}
     for t in data:
         port = urllib.parse.urlsplit(t["scrapeUrl"]).port
@@ -355,14 +375,16 @@ def _targets(vm_url: str, lab: Lab) -> tuple[dict[tuple[str, str], str], dict[st
     return served, jobs
 
 
-def _rule_for(lab: Lab) -> dict[str, float]:
+def _rule_for(lab: Lab, door: str | None = None) -> dict[str, float]:
     from clusterscope.lab import monitoring_part
     out: dict[str, float] = {}
     for name in (monitoring_part.VMALERT, monitoring_part.VMALERT_LOGS):
         svc = lab.service(name)
         if svc is None:
             continue
-        groups = json.loads(_get(f"http://127.0.0.1:{svc.port}/api/v1/rules"))["data"]["groups"]
+        # through the door: /vmalert/... and /vmalert-logs/... (door_config's routes)
+        base = f"{door}/{name}" if door else f"http://127.0.0.1:{svc.port}"
+        groups = json.loads(_get(f"{base}/api/v1/rules"))["data"]["groups"]
         for g in groups:
             for r in g["rules"]:
                 if r.get("type") == "alerting":
@@ -416,8 +438,13 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     evaluation = float(monitoring_part.EVAL_INTERVAL.rstrip("s"))
     # detection slack: a scrape, the evaluation delay, two evaluations, the webhook's path
     grace = 2 * interval + 3 * evaluation
-    vm_url = f"http://127.0.0.1:{lab.port(monitoring_part.VM)}"
-    rule_for = _rule_for(lab)
+    global _DOOR
+    from clusterscope.lab import door_service
+    if lab.running(door_service.NAME):
+        vm_url, _DOOR = door_service.url(lab), door_service.access(lab, "read")
+    else:
+        vm_url = f"http://127.0.0.1:{lab.port(monitoring_part.VM)}"
+    rule_for = _rule_for(lab, vm_url if _DOOR is not None else None)
     stale = soak_faults.check_names(set(rule_for))
     if stale:
         raise RuntimeError(f"alerts of clusterscope/bench/soak_faults.py the rules do not"
@@ -430,6 +457,13 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     time.sleep(2 * interval)  # scraped with its peers before the first fault
     served, jobs_of = _targets(vm_url, lab)
     holds, full_length = plan(minutes, rule_for)
+    with contextlib.redirect_stdout(sys.stderr):
+        # a short run (CI) waits long enough for a lab started minutes ago
+        settled = settle(lab, SETTLE_TIMEOUT if full_length else 360.0)
+    still = ", ".join(settled["still_active"])
+    print(f"soak: settled after {settled['waited_s']} s"
+          + ("" if settled["settled"] else f" (still active: {still})"),
+          file=sys.stderr, flush=True)
     sampler = Sampler(lab)
     sampler.start()
     watch = GaleraWatch(lab)
@@ -465,6 +499,7 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     time.sleep(2 * interval)  # the last samples are searchable (1 s latency offset)
     # what was done, kept so the judgement can be run again on the same lab (rejudge)
     recording = {"span": [t0, t1], "served": [[*k, v] for k, v in served.items()],
+                 "settle": settled, "door": _DOOR is not None,
                  "restarts": faults.restarts, "faults": [vars(f) for f in done],
                  "samples": sampler.samples, "load": sampler.load, "events": watch.events,
                  "active_before": before,
@@ -474,7 +509,7 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     (out_dir / "recording.json").write_text(json.dumps(recording))
     figures = rejudge(out_dir / "recording.json")
     figures.update(minutes=minutes, full_length=full_length, cycles=cycle,
-                   lab=str(lab.root))
+                   lab=str(lab.root), settle=settled, through_the_door=_DOOR is not None)
     path = out_dir / "soak.json"
     path.write_text(json.dumps(figures, indent=1, default=str))
     figures["json_file"] = str(path)
@@ -485,6 +520,10 @@ def rejudge(recording: Path) -> dict:
     """The judgement of a soak from its recording (and the lab's VictoriaMetrics and
     webhook, which must still hold the run)."""
     r = json.loads(recording.read_text())
+    global _DOOR
+    if r.get("door"):
+        from clusterscope.lab import door_service
+        _DOOR = door_service.access(Lab(Path(r["lab"])), "read")
     served = {(job, inst): name for job, inst, name in r["served"]}
     faults = [Fault(**f) for f in r["faults"]]
     samples = {k: [tuple(x) for x in v] for k, v in r["samples"].items()}
