@@ -189,31 +189,6 @@ def test_bind_address_is_an_opt_in(secrets_dir) -> None:
         == {"0.0.0.0"}
 
 
-# The lab profile's database images (they start as root and drop to mysql themselves) and
-# its one-shot that hands the log directory to mysql: the clusters to watch, not the stack.
-LAB_DB = {"ndb-mgmd", "ndb-data1", "ndb-data2", "ndb-sql", "ndb-sql2", "galera-node1",
-          "galera-node2", "galera-node3"}
-# Grafana installs its plugin at start; what else its image writes is not checked here
-WRITABLE = {"grafana"}
-
-
-@pytest.mark.parametrize("model", ["default", "lab", "scale"])
-def test_every_service_runs_without_root_or_capabilities(models, model) -> None:
-    for name, svc in models[model]["services"].items():
-        assert "no-new-privileges:true" in svc.get("security_opt", []), name
-        if name in LAB_DB:
-            continue
-        if name == "galera-logs-init":  # root, with the two capabilities a chown takes
-            assert svc["cap_drop"] == ["ALL"] and set(svc["cap_add"]) == {"CHOWN", "FOWNER"}
-            continue
-        user = str(svc.get("user", ""))
-        assert user and user.split(":")[0] not in ("0", "root"), (name, user)
-        assert svc.get("cap_drop") == ["ALL"] and not svc.get("cap_add"), name
-        assert bool(svc.get("read_only")) is (name not in WRITABLE), name
-        if svc.get("read_only"):
-            assert any(t.startswith("/tmp") for t in svc.get("tmpfs", [])), name
-
-
 def test_grafana_password_has_no_default(models, secrets_dir, tmp_path) -> None:
     grafana = models["default"]["services"]["grafana"]
     assert grafana["environment"]["GF_SECURITY_ADMIN_PASSWORD__FILE"] \
