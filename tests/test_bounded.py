@@ -15,7 +15,7 @@ import pytest
 from clusterscope_inventory import bounded
 from clusterscope_inventory.server import Inventory, make_server
 from galera_tracker.main import metrics_server
-from ndbinfo_exporter.scrape import REUSE_SECONDS, Scraper
+from ndbinfo_exporter.scrape import Scraper
 from prometheus_client.registry import CollectorRegistry
 
 DESC = "clusters:\n  - name: g\n    kind: galera\n    nodes: [{name: n1, address: 'h:3306'}]\n"
@@ -72,7 +72,7 @@ class _Timed(Scraper):
         self.seconds = seconds
         self.lock = threading.Lock()
         self._gate = threading.Lock()
-        self._flight = self._last = None
+        self._flight = None
         self.scrape_timeout = 5.0
 
     def _scrape(self, budget: float) -> list:
@@ -84,17 +84,12 @@ class _Timed(Scraper):
 def test_probes_that_arrive_during_a_scrape_share_it() -> None:
     s = _Timed(0.5)
     results: list = []
-    threads = [threading.Thread(target=lambda: results.append(s.scrape(reuse=REUSE_SECONDS)))
-               for _ in range(20)]
+    threads = [threading.Thread(target=lambda: results.append(s.scrape())) for _ in range(20)]
     for t in threads:
         t.start()
         time.sleep(0.01)
     for t in threads:
         t.join(10)
     assert s.calls == 1 and results == [["scrape 1"]] * 20
-    # right after: the same result; a second later, a new scrape
-    assert s.scrape(reuse=REUSE_SECONDS) == ["scrape 1"]
-    time.sleep(REUSE_SECONDS + 0.1)
-    assert s.scrape(reuse=REUSE_SECONDS) == ["scrape 2"]
-    # without reuse (the telemetry path, the tests' scrapes) every call scrapes
-    assert s.scrape() == ["scrape 3"]
+    # once it is done, the next request scrapes anew
+    assert s.scrape() == ["scrape 2"]

@@ -55,7 +55,8 @@ def door_argv(vol: Path, public: int, internal: int) -> list[str]:
     entry = COMPOSE["door"]["entrypoint"]
     script = entry[2].replace("$$", "$").replace("/vmauth-prod", str(binary))
     args = [a.replace("/etc/clusterscope/door.yml", str(cfg))
-            .replace(":8427", f"127.0.0.1:{public}").replace(":8426", f"127.0.0.1:{internal}")
+            .replace("127.0.0.1:8426", f"127.0.0.1:{internal}")
+            .replace(":8427", f"127.0.0.1:{public}")
             for a in COMPOSE["door"]["command"]]
     return [entry[0], entry[1], script, entry[3], *args]
 

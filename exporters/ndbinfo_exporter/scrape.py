@@ -40,9 +40,6 @@ from ndbinfo_exporter.state import ExporterState
 log = logging.getLogger("ndbinfo_exporter.scrape")
 RETRY_UNSERVED = 30.0
 DEFAULT_SLOW_INTERVAL = 60.0
-# A scrape that finished this recently answers a probe again instead of a new one: a burst
-# of probes costs the SQL nodes one scrape (VictoriaMetrics asks every 5 s).
-REUSE_SECONDS = 1.0
 
 
 @dataclass
@@ -51,7 +48,6 @@ class _Flight:
     result instead of queuing scrapes of their own."""
     done: threading.Event = field(default_factory=threading.Event)
     result: list = field(default_factory=list)
-    finished: float = 0.0
 
 
 @dataclass
@@ -104,7 +100,6 @@ class Scraper:
         self.lock = threading.Lock()
         self._gate = threading.Lock()  # guards _flight and _last
         self._flight: _Flight | None = None
-        self._last: _Flight | None = None
         self.supported: dict[str, bool] = {}
         # collector -> monotonic time to try again: its views are listed but not served
         self.unserved: dict[str, float] = {}
@@ -134,15 +129,13 @@ class Scraper:
         elif before is not None:
             log.info("%s: ok again", key)
 
-    def scrape(self, budget: float | None = None, reuse: float = 0.0) -> list[Family | Metric]:
+    def scrape(self, budget: float | None = None) -> list[Family | Metric]:
         """One scrape at a time per cluster (they share the connection); a request that
-        comes while one runs, or within `reuse` seconds of the last, gets that one's
-        result (/probe passes REUSE_SECONDS)."""
+        comes while one runs waits for it and gets its result, instead of queuing a scrape
+        of its own: a burst of probes costs the SQL nodes one scrape."""
         budget = min(budget or self.scrape_timeout, self.scrape_timeout)
         with self._gate:
-            last, flight = self._last, self._flight
-            if last is not None and time.monotonic() - last.finished < reuse:
-                return last.result
+            flight = self._flight
             mine = flight is None
             if mine:
                 flight = self._flight = _Flight()
@@ -154,9 +147,8 @@ class Scraper:
             with self.lock:
                 flight.result = self._scrape(budget)
         finally:
-            flight.finished = time.monotonic()
             with self._gate:
-                self._flight, self._last = None, flight
+                self._flight = None
             flight.done.set()
         return flight.result
 

@@ -19,7 +19,7 @@ from prometheus_client.registry import Collector as _RegistryCollector
 from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.families import Family
 from ndbinfo_exporter.mycnf import ConfigError
-from ndbinfo_exporter.scrape import REUSE_SECONDS, Scraper
+from ndbinfo_exporter.scrape import Scraper
 from ndbinfo_exporter.webconfig import WebConfig, allowed_sans_reject
 
 log = logging.getLogger("ndbinfo_exporter.http")
@@ -124,9 +124,8 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper | None,
                 if target is None:
                     self._send(400, "text/plain; charset=utf-8", f"{problem}\n".encode())
                     return
-                # a burst of probes costs one scrape (scrape.py REUSE_SECONDS)
-                self._send(200, CONTENT_TYPE,
-                           encode(target.scrape(self._budget(), reuse=REUSE_SECONDS)))
+                # probes that arrive during a scrape share it (Scraper.scrape)
+                self._send(200, CONTENT_TYPE, encode(target.scrape(self._budget())))
             elif url.path == "/":
                 self._send(200, "text/html; charset=utf-8",
                            f"<html><head><title>ndbinfo_exporter</title></head><body>"
