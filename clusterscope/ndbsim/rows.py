@@ -18,7 +18,8 @@ from clusterscope.ndbsim.workload import API_BLOCK, PAGE, TABLE_ID0
 from clusterscope.ndbsim.workload import TABLE_SHARE_OF_DATA_MEMORY as TABLE_SHARE
 
 if TYPE_CHECKING:
-    from clusterscope.ndbsim.model import Model, Node, RestartRow
+    from clusterscope.ndbsim.lifecycle import RestartRow
+    from clusterscope.ndbsim.model import Model, Node
 
 Rows = tuple[list[str], list[tuple]]
 HISTOGRAM_EVERY = 5.0  # wall seconds between two renderings of the histogram tables
