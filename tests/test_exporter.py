@@ -367,7 +367,7 @@ def workload(cur) -> dict:
                            100 + i, 7, 0, 0))
     insert(cur, "tc_time_track_stats", tc)
     insert(cur, "pgman_time_track_stats", [
-        (1, 258, inst, b, 10 * inst + i, i, 0, 1) for inst in (1, 2)
+        (1, schema.BLOCK_NUMBER["NDBFS"], inst, b, 10 * inst + i, i, 0, 1) for inst in (1, 2)
         for i, b in enumerate((0, 16, 32, 4294967295))])
     mpf = []
     for node, frags in ((1, (0, 1)), (2, (0,))):

@@ -70,10 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
                    " X-Prometheus-Scrape-Timeout-Seconds header lowers it)")
     p.add_argument("--scrape.slow-interval", dest="slow_interval", type=parse_duration,
                    default=DEFAULT_SLOW_INTERVAL,
-                   help="how often the slow collectors run (per-fragment views: lcp,"
-                        " lcp_tables, memory_per_fragment; the histograms"
-                        " tc_time_track_stats, pgman_time_track_stats); scrapes in between"
-                        " serve their last result (default 60s)")
+                   help="how often the slow collectors run (per-fragment views, record"
+                        " pools and histograms: "
+                        + ", ".join(c.name for c in ALL if c.slow)
+                        + "); scrapes in between serve their last result (default 60s)")
     p.add_argument("--state.file", dest="state_file", default="ndbinfo_exporter.state.json",
                    help="where completed restarts already counted are kept (default"
                         " ./ndbinfo_exporter.state.json)")

@@ -154,10 +154,13 @@ COUNTER_NAME = tuple(enumerate((
 COUNTER_BLOCK = {**{i: "DBTC" for i in (*range(1, 10), 24, 25)},
                  **{i: "DBLQH" for i in (10, *range(26, 32))},
                  **{i: "DBSPJ" for i in range(11, 24)}}
-BLOCK_NUMBER = {"CMVMI": 254, "DBACC": 248, "DBTUP": 249, "DBLQH": 247, "DBTC": 245,
-                "DBDIH": 246, "DBDICT": 250, "NDBCNTR": 251, "QMGR": 252, "DBSPJ": 267,
-                "BACKUP": 244, "SUMA": 257, "DBTUX": 261, "LGMAN": 262, "TRPMAN": 269,
-                "THRMAN": 268, "DBINFO": 263, "PGMAN": 258, "RESTORE": 264}
+# kernel block numbers (mysql/mysql-server storage/ndb/include/kernel/BlockNumbers.h
+# @e45ae218c0dd): what ndb$blocks maps to names for counters, threadblocks and the histograms
+BLOCK_NUMBER = {"BACKUP": 244, "DBTC": 245, "DBDIH": 246, "DBLQH": 247, "DBACC": 248,
+                "DBTUP": 249, "DBDICT": 250, "NDBCNTR": 251, "QMGR": 252, "NDBFS": 253,
+                "CMVMI": 254, "TRIX": 255, "DBUTIL": 256, "SUMA": 257, "DBTUX": 258,
+                "TSMAN": 259, "LGMAN": 260, "PGMAN": 261, "RESTORE": 262, "DBINFO": 263,
+                "DBSPJ": 264, "THRMAN": 265, "TRPMAN": 266}
 COPY_STATUS_OLD = ((0, "IDLE"), (1, "SR_PHASE1_READ_PAGES"), (2, "SR_PHASE2_READ_TABLE"),
                    (3, "SR_PHASE3_COPY_TABLE"), (4, "REMOVE_NODE"), (5, "LCP_READ_TABLE"),
                    (6, "COPY_TAB_REQ"), (7, "COPY_NODE_STATE"), (8, "ADD_TABLE_MASTER"),
@@ -368,6 +371,8 @@ _FRAG_MEM = (("node_id", I), ("block_instance", I), ("table_id", I), ("fragment_
              ("var_elem_alloc_bytes", B), ("var_elem_free_bytes", B), ("var_elem_count", B),
              ("tuple_l2pmap_alloc_bytes", B), ("hash_index_l2pmap_alloc_bytes", B),
              ("hash_index_alloc_bytes", B))
+_FRAG_LOCK_COUNTS = ("ex_req", "ex_imm_ok", "ex_wait_ok", "ex_wait_fail", "sh_req",
+                     "sh_imm_ok", "sh_wait_ok", "sh_wait_fail")
 _ACC_OPS = (("node_id", I), ("block_instance", I), ("tableid", I), ("fragmentid", I),
             ("rowid", B), ("transid0", I), ("transid1", I), ("acc_op_id", I), ("op_flags", I),
             ("prev_serial_op_id", I), ("next_serial_op_id", I), ("prev_parallel_op_id", I),
@@ -653,6 +658,36 @@ VIEWS: tuple[View, ...] = (
                                       " `ndb$acc_operations`.prev_serial_op_id, NULL)")),
         base_columns=_ACC_OPS,
         help="one row per lock held or waited for; aggregate before exporting"),
+    # Lock requests per fragment replica (kernel table frag_locks, DBACC per LDM instance):
+    # cumulative since the fragment was created or the node started, the times in
+    # milliseconds (mysql/mysql-server storage/ndb/src/common/debugger/NdbinfoTables.cpp
+    # @966fd7f61ed3 FRAG_LOCKS; Dbacc::execDBINFO_SCANREQ writes Fragmentrec::m_lockStats,
+    # storage/ndb/src/kernel/blocks/dbacc/DbaccMain.cpp @54feb0c1cfe0). "Added in NDB
+    # 7.5.3" (7.5.3 release notes, WL#7656); view as in 7.6 ndbinfo_sql.cpp @01c56955477c
+    # and 8.0 ha_ndbinfo_sql.cc (identical), joined to the dictionary like
+    # memory_per_fragment. ex_/sh_wait_fail: requests aborted while waiting (the TC's
+    # TransactionDeadlockDetectionTimeout, error 266, or the transaction's abort).
+    View("locks_per_fragment", "ndb$frag_locks", "7.5.3", (
+        Column("fq_name", S, expr="name.fq_name"),
+        Column("parent_fq_name", S, expr="parent_name.fq_name"),
+        Column("type", S, expr="types.type_name"),
+        Column("table_id", I, expr="locks.table_id"),
+        Column("node_id", I, expr="locks.node_id"),
+        Column("block_instance", I, expr="locks.block_instance"),
+        Column("fragment_num", I, expr="locks.fragment_num"),
+        *[Column(c, B, expr=f"locks.{c}") for c in _FRAG_LOCK_COUNTS],
+        Column("wait_ok_millis", B, "milliseconds", expr="locks.wait_ok_millis"),
+        Column("wait_fail_millis", B, "milliseconds", expr="locks.wait_fail_millis")),
+        base_columns=(("node_id", I), ("block_instance", I), ("table_id", I),
+                      ("fragment_num", I), *((c, B) for c in _FRAG_LOCK_COUNTS),
+                      ("wait_ok_millis", B), ("wait_fail_millis", B)),
+        tail="FROM {db}.`ndb$frag_locks` AS locks JOIN {db}.`ndb$dict_obj_info` AS name"
+             " ON name.id = locks.table_id AND name.type <= 6"
+             " JOIN {db}.`ndb$dict_obj_types` AS types ON name.type = types.type_id"
+             " LEFT JOIN {db}.`ndb$dict_obj_info` AS parent_name"
+             " ON name.parent_obj_id = parent_name.id"
+             " AND name.parent_obj_type = parent_name.type",
+        help="one row per fragment replica per LDM instance: aggregate before exporting"),
     # Latency histograms of each TC instance per communicating node: kernel table id 22,
     # before config_values (23, "added in NDB 7.5.0") in ndb$tables (ndbinfo.result), and
     # absent from the 7.4 catalogue: 7.5.0. Counts per range (not cumulative); upper_bound
@@ -671,6 +706,10 @@ VIEWS: tuple[View, ...] = (
     # Disk data page latency histograms per PGMAN instance: "NDB 8.0.19" (MySQL 8.0 manual,
     # pgman_time_track_stats; absent from the 7.6 view definitions @56954e7). Counts per
     # range, upper_bound in microseconds (NdbinfoTables.cpp; the manual's "ms" is wrong).
+    # block_number is NDBFS's, not PGMAN's: Pgman::execDBINFO_SCANREQ writes
+    # `row.write_uint32(NDBFS)` (storage/ndb/src/kernel/blocks/pgman.cpp in
+    # logicalclocks/rondb @0a07ff7f6184, the 8.0 PGMAN with time tracking). get_page counts
+    # only the requests that waited ("Number of waits for get_page", NdbinfoTables.cpp).
     View("pgman_time_track_stats", "ndb$pgman_time_track_stats", "8.0.19", (
         *_plain("node_id block_number block_instance", I),
         Column("upper_bound", I, "microseconds"),
