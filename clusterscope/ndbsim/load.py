@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ndbinfo_exporter import schema
 
 from clusterscope.ndbsim import restart as rs
+from clusterscope.ndbsim.contention import Replica
 from clusterscope.ndbsim.restart import (
     ALLOCATED_NODE_ID,
     COPY_DICT,
@@ -121,20 +122,24 @@ class Load:
                     s[1] += dt
             self._transporters(node, dt, r_node, w_node, tx_node)
             if up:
-                self._workload(node, r_node, w_node, tx_node, ab_node)
+                self._workload(node, r_node, w_node, tx_node, ab_node, dt)
         self._snapshot((reads + writes) / dt, serving)
 
-    def _workload(self, node: Node, r: float, w: float, tx: float, ab: float) -> None:
-        """What this tick's operations leave in the TC and PGMAN histograms and the disk
-        page buffer. Who records what (Dbtc::time_track_complete_*, DbtcMain.cpp):
-        transactions and scans on the requesting API node, key operations on both the API
-        node and the data node that executes them, fragment scans on the data node."""
+    def _workload(self, node: Node, r: float, w: float, tx: float, ab: float,
+                  dt: float) -> None:
+        """What this tick's operations leave in the TC and PGMAN histograms, the disk page
+        buffer and the lock counters. Who records what (Dbtc::time_track_complete_*,
+        DbtcMain.cpp in AKJUS/mysql-server @1334cddbebd0): transactions and scans on the
+        requesting API node, key operations on the API node and on the data node of the
+        operation's primary replica (tcNodedata[0]), fragment scans on the data node that
+        ran them."""
         sc, wk = self.sc, self.work
         tcs = max(1, sc.threads["tc"])
         apis = sc.sql_nodes or [0]
-        dbs = [n.id for n in self.serving()] or [node.id]
         share = 1.0 / (tcs * len(apis))
-        db_share = 1.0 / (tcs * len(dbs))
+        serving = {n.id for n in self.serving()}
+        primaries = self._primary_shares(serving)
+        dbs = sorted(primaries) or [node.id]
         scans = tx * 0.06
         per_api = {"transactions": tx, "transaction_errors": ab, "scans": scans,
                    "scan_errors": scans * 0.001}
@@ -147,37 +152,83 @@ class Load:
                 for activity, n in (*per_api.items(), *keys.items()):
                     wk.record_tc(node.id, tc, api, activity, n * share)
             for db in dbs:
-                for activity, n in (*keys.items(), *frags.items()):
-                    wk.record_tc(node.id, tc, db, activity, n * db_share)
-        # the disk page buffer: one PGMAN per LDM plus one more (manual, ndbinfo diskstat);
-        # the extra one (numbered last here, not confirmed) sees little of the traffic
+                p = primaries.get(db, 1.0 / len(dbs)) / tcs
+                for activity, n in keys.items():
+                    wk.record_tc(node.id, tc, db, activity, n * p)
+                for activity, n in frags.items():
+                    wk.record_tc(node.id, tc, db, activity, n / (tcs * len(dbs)))
+        self._disk_pages(node, r, w)
+        self._locks(node, r, w, dt, serving)
+
+    def _disk_pages(self, node: Node, r: float, w: float) -> None:
+        """The disk page buffer: one PGMAN per LDM plus one more (manual, ndbinfo diskstat),
+        the buffer split evenly between them (Pgman::execREAD_CONFIG_REQ: page_buffer /
+        (getLqhWorkers() + 1), storage/ndb/src/kernel/blocks/pgman.cpp in
+        logicalclocks/rondb @0a07ff7f6184); an LDM's PGMAN serves its share of the working
+        set, the extra one (numbered last here, not confirmed) extent pages and little
+        else. Hits follow the buffer against the working set, never a set ratio."""
+        sc = self.sc
         disk_ops = (r + w) * sc.disk_data_share
-        hit = sc.disk_page_buffer_hit_ratio
+        buffer_per = sc.disk_page_buffer_mb / (sc.ldm + 1)
+        resident = buffer_per / max(1e-9, sc.disk_data_working_set_mb / sc.ldm)
         for inst in range(1, sc.ldm + 2):
-            part = disk_ops / sc.ldm if inst <= sc.ldm else disk_ops * 0.001
-            queued = part * 0.004
-            misses = max(0.0, part * (1.0 - hit) - queued)
-            written = w * sc.disk_data_share / sc.ldm * 0.5 if inst <= sc.ldm else 0.0
+            ldm_inst = inst <= sc.ldm
+            part = disk_ops / sc.ldm if ldm_inst else disk_ops * 0.001
+            written = w * sc.disk_data_share / sc.ldm * 0.5 if ldm_inst else 0.0
             lcp = written * 0.3 if self.lcp_running else 0.0
-            wk.record_dpb(node.id, inst, page_requests_direct_return=part - queued - misses,
-                          page_requests_wait_queue=queued, page_requests_wait_io=misses,
-                          pages_read=misses, pages_written=written + lcp,
-                          pages_written_lcp=lcp, log_waits=written * 0.01)
-            wk.record_pgman(node.id, inst, "page_reads", misses)
-            wk.record_pgman(node.id, inst, "page_writes", written + lcp)
-            wk.record_pgman(node.id, inst, "log_waits", written * 0.01)
-            wk.record_pgman(node.id, inst, "get_page", part)
+            self.work.page_requests(node.id, inst, part, resident if ldm_inst else 1.0,
+                                    written, lcp, self.lcp_running)
+
+    def _locks(self, node: Node, r: float, w: float, dt: float, serving: set[int]) -> None:
+        """Lock requests on the fragment replicas this node stores: its writes lock each
+        row here, its locked reads where it is the primary (contention.py)."""
+        sc, wk = self.sc, self.work
+        replicas = [Replica(tid, f, f % sc.ldm + 1,
+                            self._primary(grp, pref, serving) == node.id)
+                    for tid, f, grp, pref in self.fragments
+                    if node.id in sc.group_nodes(grp)]
+        stats = wk.node(node.id).frag_locks
+        wk.contention.count(stats, node.id, replicas, wk.table_weights, dt, w, r,
+                            self.faults.lock_contention)
+        long_node = self.faults.long_transaction
+        if long_node is not None and self.fragments:
+            tid, f, grp, pref = self.fragments[0]
+            if self._primary(grp, pref, serving) == node.id and long_node in serving:
+                wk.contention.count_long_tx_waits(
+                    stats, Replica(tid, f, f % sc.ldm + 1, True), dt, waiters=2)
+
+    def _primary(self, group: int, preferred: int, serving: set[int]) -> int:
+        """A fragment's primary replica: the preferred one while it serves, else the first
+        serving node of its group (0: none)."""
+        if preferred in serving:
+            return preferred
+        return next((x for x in self.sc.group_nodes(group) if x in serving), 0)
+
+    def _primary_shares(self, serving: set[int]) -> dict[int, float]:
+        """Each serving node's share of the fragments' primary replicas."""
+        out: dict[int, float] = {}
+        for _, _, grp, pref in self.fragments:
+            p = self._primary(grp, pref, serving)
+            if p:
+                out[p] = out.get(p, 0.0) + 1.0
+        total = sum(out.values())
+        return {k: v / total for k, v in out.items()} if total else {}
 
     def _snapshot(self, ops_per_sec: float, serving: list[Node]) -> None:
-        """The transactions open right now and their locks (rows.tables renders them)."""
+        """The TC records open right now and their locks (rows.tables renders them); each
+        fragment's live replicas with the primary first (where locked reads run)."""
         sc = self.sc
         tps = {n.id: ops_per_sec / sc.ops_per_transaction / max(1, len(serving)) for n in serving}
         live = {n.id for n in serving}
-        frags = [(tid, f, [x for x in sc.group_nodes(grp) if x in live])
-                 for tid, f, grp, _ in self.fragments[:64]]
-        frags = [f for f in frags if f[2]]
-        self.work.snapshot(self.wall_total, tps, max(1, sc.threads["tc"]),
-                           sc.sql_nodes or [0], frags, sc.ldm, self.faults.long_transaction)
+        frags = []
+        for tid, f, grp, pref in self.fragments[:64]:
+            p = self._primary(grp, pref, live)
+            reps = [x for x in sc.group_nodes(grp) if x in live and x != p]
+            if p:
+                frags.append((tid, f, [p, *reps]))
+        self.work.contention.snapshot(self.wall_total, tps, max(1, sc.threads["tc"]),
+                                      sc.sql_nodes or [0], frags, sc.ldm,
+                                      self.faults.long_transaction)
 
     def _ldm_thr(self, i: int) -> int:
         return [t for t, k in self.threads if k == "ldm"][i]

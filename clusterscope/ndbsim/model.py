@@ -68,13 +68,16 @@ class Faults:
     # a client keeps a transaction open (idle) on this data node's TC, holding its row locks,
     # while others queue behind them
     long_transaction: int | None = None
+    # a hot row in this table's first fragment: many requests queue for it, some time out
+    lock_contention: int | None = None
 
     def as_dict(self) -> dict:
         return {"overload": sorted(self.overload), "slowdown": sorted(self.slowdown),
                 "lcp_stall": self.lcp_stall, "restart_stuck": self.restart_stuck,
                 "null_columns": self.null_columns, "view_error": sorted(self.view_error),
                 "offline": self.offline, "arbitrator_lost": self.arbitrator_lost,
-                "long_transaction": self.long_transaction}
+                "long_transaction": self.long_transaction,
+                "lock_contention": self.lock_contention}
 
 
 class Model(Lifecycle, Load):
