@@ -23,7 +23,7 @@ from clusterscope.ndbsim.restart import (
 )
 
 if TYPE_CHECKING:
-    from clusterscope.ndbsim.model import Faults, Node
+    from clusterscope.ndbsim.cluster_state import Faults, Node
     from clusterscope.ndbsim.scenario import Scenario
 
 # cluster-log lines (ndb_mgmd wording) when the restarting node enters a status

@@ -24,7 +24,7 @@ from clusterscope.ndbsim.restart import (
 from clusterscope.ndbsim.workload import PAGE, Workload
 
 if TYPE_CHECKING:
-    from clusterscope.ndbsim.model import Faults, Node
+    from clusterscope.ndbsim.cluster_state import Faults, Node
     from clusterscope.ndbsim.scenario import Scenario
 
 LCP_GAP_SECS = 5.0  # cluster seconds between two LCPs

@@ -17,8 +17,9 @@ from clusterscope.ndbsim import restart as rs
 from clusterscope.ndbsim.workload import PAGE, TABLE_ID0
 
 if TYPE_CHECKING:
+    from clusterscope.ndbsim.cluster_state import Node
     from clusterscope.ndbsim.lifecycle import RestartRow
-    from clusterscope.ndbsim.model import Model, Node
+    from clusterscope.ndbsim.model import Model
 
 Rows = tuple[list[str], list[tuple]]
 INCLUDE_NODE_IN_LCP_AND_GCP = 11

@@ -14,7 +14,8 @@ from clusterscope.ndbsim.workload import API_BLOCK, PAGE
 from clusterscope.ndbsim.workload import TABLE_SHARE_OF_DATA_MEMORY as TABLE_SHARE
 
 if TYPE_CHECKING:
-    from clusterscope.ndbsim.model import Model, Node
+    from clusterscope.ndbsim.cluster_state import Node
+    from clusterscope.ndbsim.model import Model
 
 Rows = tuple[list[str], list[tuple]]
 HISTOGRAM_EVERY = 5.0  # wall seconds between two renderings of the histogram tables
