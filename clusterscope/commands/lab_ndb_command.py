@@ -86,6 +86,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    " hold a restart in (e.g. 10)")
     f.add_argument("--view", help="view-error / null-columns: the ndbinfo view")
     f.add_argument("--columns", help="null-columns: comma-separated view columns")
+    f.add_argument("--table", type=int, help="lock-contention: the table id with the hot row"
+                   " (default: the first user table, 10)")
     f.set_defaults(func=cmd_fault)
 
     v = nsub.add_parser("set-version", help="serve another version profile (views/columns)")
@@ -212,6 +214,7 @@ def cmd_fault(args: argparse.Namespace) -> int:
         raise LabError(f"{args.fault} needs --view NAME")
     cmd = {"cmd": "fault", "fault": args.fault, "on": not args.off, "node": args.node,
            "remote": args.remote, "status": args.status, "view": args.view,
+           "table": args.table,
            "columns": [c.strip() for c in (args.columns or "").split(",") if c.strip()]}
     res = control.send(sock, cmd)
     active = {k: v for k, v in res["faults"].items() if v}

@@ -32,7 +32,7 @@ MODEL = "ndb-model"
 ACCOUNT = exporters.NDB_USER
 MAX_SQL_NODES = 3  # the lab's port table has room for three (clusterscope/lab/ports.py)
 FAULTS = ("transporter-overload", "transporter-slowdown", "lcp-stall", "arbitrator-lost",
-          "restart-stuck", "long-transaction",
+          "restart-stuck", "long-transaction", "lock-contention",
           "view-error", "null-columns", "ndbinfo-offline", "clear")
 
 
