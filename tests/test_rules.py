@@ -22,7 +22,6 @@ from rules_scenarios import (
     const,
     counter,
     firing,
-    histogram,
     metric,
     noisy_75,
     noisy_76,
@@ -493,7 +492,7 @@ def test_a_dead_sql_node_of_several(tmp_path) -> None:
         firing("NdbExporterDown", 39 * STEP, None)])
 
 
-# -- tables, transactions, locks, the disk page buffer, commit latency (issue 27) -----------
+# -- tables and transactions (tests/test_rules_ndb_workload.py: locks, latency, buffer) ----
 GIB = 2**30
 C = {"cluster": "lab-ndb", "simulated": "true"}
 
@@ -536,73 +535,6 @@ def test_a_transaction_left_open_but_not_a_busy_node(tmp_path) -> None:
     promtool_test(tmp_path, series, [
         firing("NdbLongTransaction", 11 * 60, None),  # 60 s inactive, then for: 2m
         firing("NdbLongTransaction", (n - 1) * STEP, [{**C, "node_id": "2"}])])
-
-
-def test_lock_waits_that_last_alert_once_a_burst_does_not(tmp_path) -> None:
-    """10 minutes of a waiter now and then (and one burst of 40 in a single sample), then 15
-    minutes with 8 requests waiting all the time: one alert for the cluster."""
-    n = 25 * 60 // STEP
-    calm = 10 * 60 // STEP
-    waits: list[float | None] = [1 if i % 10 == 0 else None for i in range(calm)]
-    waits[60] = 40
-    waits += [8] * (n - calm)
-    series = [const("ndb_up", NDB, [1] * n),
-              const("ndb_locks", {**NDB, "node_id": "2", "mode": "exclusive",
-                                  "state": "waiting"}, waits),
-              const("ndb_locks", {**NDB, "node_id": "2", "mode": "exclusive",
-                                  "state": "holding"}, [12] * n)]
-    promtool_test(tmp_path, series, [
-        firing("NdbLockWaits", calm * STEP - STEP, None),
-        firing("NdbLockWaits", (n - 1) * STEP, [C])])
-
-
-def test_disk_page_buffer_hit_ratio_falls_with_real_traffic(tmp_path) -> None:
-    """Node 2: 95 % of 1000 requests/s hit for 20 minutes, then 80 %; node 3 hits 50 % of 10
-    requests/s (too little traffic to matter)."""
-    n = 45 * 60 // STEP
-    good = 20 * 60 // STEP
-    series = []
-    for node, phases in (("2", [(good, 950, 50), (n - good, 800, 200)]),
-                         ("3", [(n, 5, 5)])):
-        hits, misses = [], []
-        for steps, h, m in phases:
-            hits += [h * STEP] * steps
-            misses += [m * STEP] * steps
-        lbl = {**NDB, "node_id": node}
-        series += [const("ndb_disk_page_buffer_requests_total",
-                         {**lbl, "outcome": "direct_return"}, counter(hits)),
-                   const("ndb_disk_page_buffer_requests_total",
-                         {**lbl, "outcome": "wait_queue"}, counter([0] * n)),
-                   const("ndb_disk_page_buffer_requests_total",
-                         {**lbl, "outcome": "wait_io"}, counter(misses))]
-    promtool_test(tmp_path, series, [
-        firing("NdbDiskPageBufferHitRatioLow", good * STEP, None),
-        firing("NdbDiskPageBufferHitRatioLow", (good + 10 * 60 // STEP) * STEP, None),
-        firing("NdbDiskPageBufferHitRatioLow", (n - 1) * STEP, [{**C, "node_id": "2"}])])
-
-
-LES = ["0.0005", "0.001", "0.002", "0.005", "0.01", "0.02", "+Inf"]
-# completions per second in each range: p95 ~3.9 ms, then ~15 ms
-FAST = [10, 50, 30, 8, 2, 0, 0]
-SLOW = [0, 5, 15, 30, 40, 10, 0]
-
-
-def test_commit_latency_against_its_own_baseline(tmp_path) -> None:
-    """Two hours at p95 ~3.9 ms, then ~15 ms for 40 minutes at 100 commits/s on node 2:
-    fires after `for`; node 3 makes the same jump at 1 commit/s (quiet), node 4 stays fast."""
-    base, slow = 120 * 60 // STEP, 40 * 60 // STEP
-    series = []
-    for node, scale, shift in (("2", 1, True), ("3", 0.01, True), ("4", 1, False)):
-        lbl = {**NDB, "node_id": node, "activity": "transaction"}
-        after = SLOW if shift else FAST
-        series += histogram("ndb_tc_latency_seconds", lbl, LES,
-                            [(base, [x * scale for x in FAST]),
-                             (slow, [x * scale for x in after])])
-    start = base * STEP
-    promtool_test(tmp_path, series, [
-        firing("NdbCommitLatencyRegressed", start - STEP, None),
-        firing("NdbCommitLatencyRegressed", start + 10 * 60, None),  # for: 15m
-        firing("NdbCommitLatencyRegressed", start + 25 * 60, [{**C, "node_id": "2"}])])
 
 
 # -- Galera -----------------------------------------------------------------------------------

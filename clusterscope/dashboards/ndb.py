@@ -10,7 +10,7 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders import dashboard as dash
 from ndbinfo_exporter.schema import RESTART_COMPLETED, RESTART_FAILURE, RESTART_STATUS
 
-from clusterscope.dashboards import kit
+from clusterscope.dashboards import kit, ndb_workload_panels
 from clusterscope.dashboards.host import host_row
 from clusterscope.dashboards.logs import ndb_annotations
 from clusterscope.dashboards.uids import (
@@ -180,45 +180,7 @@ def overview() -> dash.Dashboard:
         kit.q(f"sum by (counter_name) (rate(ndb_counters_total{{{C}, {N},"
               f' block_name="DBTC"}}[$__rate_interval]))', "{{counter_name}}"), w=8))
 
-    d.with_row(dash.Row("Transactions, locks, latency, tables"))
-    d.with_panel(kit.ts(
-        "Open transactions", "Transactions the data nodes' TCs have open, by state"
-        " (ndb_transactions, from ndbinfo.cluster_transactions).", "short",
-        kit.q(f"sum by (state) (ndb_transactions{{{C}, {N}}})", "{{state}}"), w=8,
-        stack=True))
-    d.with_panel(kit.alert_threshold(kit.ts(
-        "Longest inactive transaction", "Per TC node, the longest an open transaction has"
-        " done nothing (ndb_transaction_inactive_seconds_max; ndbinfo has no transaction"
-        " age); red: NdbLongTransaction's threshold.", "s",
-        kit.q(f"ndb_transaction_inactive_seconds_max{{{C}, {N}}}", "node {{node_id}}"), w=8,
-        minimum=0), CFG["transaction_inactive_seconds_max"]))
-    d.with_panel(kit.alert_threshold(kit.ts(
-        "Lock waits", "Row lock requests waiting for another transaction's lock"
-        " (cluster_locks, state W), the cluster's total (recorded, 0 when none) and per"
-        " node; red: NdbLockWaits' average threshold.", "short",
-        kit.q(f"cluster:ndb_lock_waits:count{{{C}}}", "waiting (cluster)"),
-        kit.q(f"sum by (node_id) (ndb_locks{{{C}, {N}, state=\"waiting\"}})",
-              "node {{node_id}}"), w=8, minimum=0), CFG["lock_waits_max"]))
-    pct = int(CFG["commit_latency_quantile"] * 100)
-    d.with_panel(kit.ts(
-        "Commit latency", f"p{pct} of transaction latency (begin to commit ACK) at each"
-        " node's TCs, from ndbinfo.tc_time_track_stats (recorded:"
-        " cluster_node:ndb_commit_latency_seconds:quantile_rate5m), and its median over the"
-        " last day: NdbCommitLatencyRegressed compares the two (its baseline leaves out the"
-        f" last {CFG['commit_latency_baseline_offset']}).", "s",
-        kit.q(f"cluster_node:ndb_commit_latency_seconds:quantile_rate5m{{{C}, {N}}}",
-              f"node {{{{node_id}}}} p{pct}"),
-        kit.q(f"quantile_over_time(0.5, cluster_node:ndb_commit_latency_seconds:"
-              f"quantile_rate5m{{{C}, {N}}}[1d])", "node {{node_id}} median (1 d)"),
-        w=12, minimum=0))
-    d.with_panel(kit.bars_panel(
-        "Largest tables", "DataMemory a table (with its unique indexes and blob parts) has"
-        " allocated, summed over the data nodes (ndb_table_memory_allocated_bytes, from"
-        " ndbinfo.memory_per_fragment, every --scrape.slow-interval): the ten largest.",
-        "bytes",
-        kit.q(f"topk(10, sum by (table) (ndb_table_memory_allocated_bytes{{{C}, {N}}}))",
-              "{{table}}", instant=True), w=12).color_scheme(kit.FIXED_BLUE)
-        .thresholds(kit.NO_THRESHOLDS))
+    ndb_workload_panels.overview_rows(d, C, N)
     return d
 
 
@@ -299,47 +261,7 @@ def data_node() -> dash.Dashboard:
         kit.q(f'ndb_disk_write_speed_bytes_per_second{{{C}, {N1}, kind="backup_lcp",'
               f' window="10s"}}', "ldm {{ldm_instance}}"), w=12))
 
-    d.with_row(dash.Row("Tables and the disk page buffer"))
-    d.with_panel(kit.table_panel(
-        "Memory per table", "This node's memory per table (with its unique indexes and blob"
-        " parts; memory_per_fragment), by kind, largest first: the MEM memory report."
-        " NdbTableFillingDataMemory names a table whose growth will fill the node.", "bytes",
-        kit.table_q(f"topk(20, sum by (table, kind) (ndb_table_memory_allocated_bytes"
-                    f"{{{C}, {N1}}}))"),
-        transformations=[kit.matrix("table", "kind")], w=12, h=9))
-    d.with_panel(kit.ts(
-        "Table growth", "Change of each table's memory on this node over the last hour"
-        " (deriv of the recorded cluster_node_table:ndb_table_memory_allocated_bytes:sum),"
-        " per day.", "bytes",
-        kit.q(f"topk(5, deriv(cluster_node_table:ndb_table_memory_allocated_bytes:sum"
-              f"{{{C}, {N1}}}[1h]) * 86400)", "{{table}}"), w=12, h=9))
-    d.with_panel(kit.share(
-        "Disk page buffer hit ratio", "Page requests of disk data that found their page in"
-        " the disk page buffer, over 5 minutes (recorded:"
-        " cluster_node:ndb_disk_page_buffer_hit:ratio_rate5m, from ndbinfo.diskpagebuffer);"
-        " red: NdbDiskPageBufferHitRatioLow's threshold.",
-        kit.q(f"cluster_node:ndb_disk_page_buffer_hit:ratio_rate5m{{{C}, {N1}}}", "hit ratio"),
-        threshold=CFG["disk_page_buffer_hit_ratio_min"], w=12))
-    d.with_panel(kit.ts(
-        "Disk page buffer requests", "Requests per second by outcome: direct_return (a"
-        " hit), wait_queue (in the buffer, others waiting), wait_io (read from disk).",
-        "reqps",
-        kit.q(f"sum by (outcome) (rate(ndb_disk_page_buffer_requests_total{{{C}, {N1}}}"
-              f"[$__rate_interval]))", "{{outcome}}"), w=12, stack=True))
-    d.with_panel(kit.ts(
-        "Latency at this node's TCs", f"p{int(CFG['commit_latency_quantile'] * 100)} per"
-        " activity (ndb_tc_latency_seconds, from ndbinfo.tc_time_track_stats): transactions"
-        " begin to commit ACK, key operations and scans as the TC sees them.", "s",
-        kit.q(f"histogram_quantile({CFG['commit_latency_quantile']}, sum by (activity, le)"
-              f" (rate(ndb_tc_latency_seconds_bucket{{{C}, {N1},"
-              f' activity=~"transaction|read_key|write_key|scan"}}[5m])))', "{{activity}}"),
-        w=12, minimum=0))
-    d.with_panel(kit.ts(
-        "Open transactions and locks", "This node's TCs' open transactions"
-        " (cluster_transactions) and the row locks on its LDM instances (cluster_locks), by"
-        " state.", "short",
-        kit.q(f"sum(ndb_transactions{{{C}, {N1}}})", "open transactions"),
-        kit.q(f"sum by (state) (ndb_locks{{{C}, {N1}}})", "locks {{state}}"), w=12))
+    ndb_workload_panels.node_rows(d, C, N1)
 
     d.with_row(dash.Row("Transporters"))
     d.with_panel(kit.ts(
