@@ -110,8 +110,8 @@ def expected_files() -> dict[Path, str]:
     c = load_config()
     out = {REPO / "rules" / f: text for f, text in render_files(c).items()}
     out[ALERT_LIST] = readme_with_alerts(ALERT_LIST.read_text(), c)
-    index = ["# Runbooks", "", "One page per alert (generated; edit"
-             " `clusterscope/rules/runbooks/` and run `clusterscope rules generate`).", ""]
+    index = ["# Runbooks", "", "One page per alert (generated; edit the alert's `runbook=` in"
+             " `clusterscope/rules/` and run `clusterscope rules generate`).", ""]
     for g in all_groups(c):
         for a in g.alerts:
             out[REPO / "runbooks" / f"{a.name}.md"] = page(

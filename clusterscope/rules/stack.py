@@ -16,8 +16,15 @@ alerts-health.yml (v1.151.0) and PMM's victoriametrics_down template.
 
 from __future__ import annotations
 
-from clusterscope.rules.loadgen import FIRST_STEPS as LOADGEN_FIRST_STEPS
 from clusterscope.rules.model import Alert, Group, Runbook, seconds
+
+FIRST_STEPS = """First, the stack's own state: `docker compose ps` (which services run and how often
+they restarted) and the failing service's log (`docker compose logs --tail 200 <service>`).
+The stack scrapes itself, so what still runs says what does not:
+
+```promql
+up{job=~"victoriametrics|vmalert|alertmanager|victorialogs|clusterscope_inventory|otelcol"}
+```"""
 
 
 def _problem(expr: str, problem: str) -> str:
@@ -282,7 +289,7 @@ def _inventory_invalid(c: dict) -> Alert:
 
 
 def groups(c: dict) -> list[Group]:
-    grp = Group("stack", "stack.yml", first_steps=LOADGEN_FIRST_STEPS)
+    grp = Group("stack", "stack.yml", first_steps=FIRST_STEPS)
     grp.alerts += [rule(c) for rule in (_watchdog, _rule_errors, _victoria_metrics_failing,
                                         _vmalert_failing, _alert_delivery_failing, _log_store_down,
                                         _inventory_down, _inventory_invalid)]
