@@ -18,7 +18,8 @@ from clusterscope_loadgen.variant import Variant
 DEFAULT_CONFIG = Path(__file__).with_name("experiments.yaml")
 LUA_DIR = Path(__file__).with_name("lua")
 SCRIPTS = {"fk": "cs_fk.lua", "read_backup": "cs_readown.lua",
-           "partitioning": "cs_part.lua", "batching_pk": "cs_batch.lua"}
+           "partitioning": "cs_part.lua", "batching_pk": "cs_batch.lua",
+           "inject": "cs_inject.lua"}
 EXPERIMENT_KEYS = {"kind", "description", "threads", "window", "warmup", "duration",
                    "max_rows", "options", "variants", "ndb_partition_balance", "design",
                    "estimator"}

@@ -134,10 +134,25 @@ def batching_tables(engine: str) -> dict[str, str]:
     }
 
 
+INJECT_KINDS = ("aa", "sleep", "cpu", "hot", "pad")
+
+
+def inject_tables(engine: str) -> dict[str, str]:
+    """The inject experiments' tables: a known server-side cost and its twin per kind
+    (inj_<kind>_v, inj_<kind>_b), all with the same DDL, so a mechanism and its twin differ
+    only in the values their statements carry (lua/cs_inject.lua, inject.py)."""
+    body = ("  id INT UNSIGNED NOT NULL PRIMARY KEY,\n  k BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
+            "  work INT UNSIGNED NOT NULL DEFAULT 0,\n"
+            "  pad VARBINARY(8192) NOT NULL DEFAULT ''\n")
+    return {t: f"CREATE TABLE IF NOT EXISTS {t} (\n{body}) {_engine_clause(engine)}"
+            for t in (f"inj_{k}_{side}" for k in INJECT_KINDS for side in ("b", "v"))}
+
+
 def tables_for(experiment: str, engine: str, **options: object) -> dict[str, str]:
     """Table name -> CREATE TABLE for an experiment kind on an engine."""
     builders = {"fk": fk_tables, "read_backup": read_backup_tables,
-                "partitioning": partitioning_tables, "batching_pk": batching_tables}
+                "partitioning": partitioning_tables, "batching_pk": batching_tables,
+                "inject": inject_tables}
     try:
         build = builders[experiment]
     except KeyError:

@@ -22,7 +22,7 @@ from dataclasses import asdict
 
 import pymysql
 
-from clusterscope_loadgen import ddl, designs, estimators, stats, sysbench, window
+from clusterscope_loadgen import ddl, designs, estimators, inject, stats, sysbench, window
 from clusterscope_loadgen.config import Experiment
 from clusterscope_loadgen.metrics import Metrics
 from clusterscope_loadgen.results import RowBook, WindowResult
@@ -219,6 +219,12 @@ class Runner:
             spec = {t: (int(o.get("rows", 20000)), "id, k, c, pad",
                         lambda i: (i, i * 7 % 10007, str(i).rjust(120, "c"), "p" * 60))
                     for t in tables}
+        elif self.exp.kind == "inject":
+            try:
+                inject.fill(cur, self.variants, self.exp.options)
+            except ValueError as exc:
+                raise RunError(f"experiment {self.exp.name}: {exc}") from exc
+            return
         else:
             return
         for table, (n, cols, row) in spec.items():
