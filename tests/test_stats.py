@@ -1,4 +1,6 @@
-"""The intervals `compare` prints: t quantiles and Welch intervals against textbook values."""
+"""The intervals `compare` and the A/B calibration benches print: t quantiles, Welch
+intervals, exact binomial intervals, the var(z) band and Fieller's ratio interval, against
+textbook values and closed forms."""
 
 from __future__ import annotations
 
@@ -6,7 +8,15 @@ import math
 
 import pytest
 
-from clusterscope.stats import Summary, paired, t_quantile, welch
+from clusterscope.stats import (
+    Summary,
+    clopper_pearson,
+    fieller,
+    paired,
+    t_quantile,
+    variance_band,
+    welch,
+)
 
 
 @pytest.mark.parametrize(("df", "expected"), [(1, 12.706), (2, 4.303), (10, 2.228),
@@ -32,3 +42,49 @@ def test_overlapping_samples_are_not_significant_and_tiny_samples_have_no_interv
     est = paired([1.1, 0.9, 1.0, 1.2, 0.8])
     assert est.mean == pytest.approx(1.0)
     assert est.low < est.mean < est.high
+
+
+@pytest.mark.parametrize(("k", "n", "low", "high"), [
+    (5, 10, 0.1871, 0.8129),   # the textbook example (Clopper and Pearson's tables)
+    (1, 20, 0.0013, 0.2487),
+    (10, 200, 0.0242, 0.0900),  # 10 false positives in 200 runs: below a 10 % rate
+    (12, 200, 0.0314, 0.1024),  # 12 in 200: a 10 % rate not excluded
+])
+def test_clopper_pearson_matches_tables(k: int, n: int, low: float, high: float) -> None:
+    got = clopper_pearson(k, n)
+    assert got == pytest.approx((low, high), abs=1e-4)
+
+
+@pytest.mark.parametrize("n", [1, 20, 200, 1000])
+def test_clopper_pearson_at_the_ends_is_the_closed_form(n: int) -> None:
+    # k = 0: (1 - p)^n = 0.025; k = n: p^n = 0.025
+    assert clopper_pearson(0, n) == pytest.approx((0.0, 1 - 0.025 ** (1 / n)), abs=1e-9)
+    assert clopper_pearson(n, n) == pytest.approx((0.025 ** (1 / n), 1.0), abs=1e-9)
+
+
+def test_clopper_pearson_refuses_impossible_counts() -> None:
+    for k, n in ((3, 2), (-1, 5), (0, 0)):
+        with pytest.raises(ValueError):
+            clopper_pearson(k, n)
+
+
+@pytest.mark.parametrize(("n", "low", "high"), [
+    # chi-square table: 2.5 % and 97.5 % points over the degrees of freedom
+    (20, 8.907 / 19, 32.852 / 19), (48, 29.956 / 47, 67.821 / 47), (200, 161.826 / 199,
+                                                                    239.960 / 199)])
+def test_variance_band_matches_the_chi_square_table(n: int, low: float, high: float) -> None:
+    assert variance_band(n) == pytest.approx((low, high), rel=0.01)
+
+
+def test_fieller_with_an_exact_denominator_is_the_numerator_interval_scaled() -> None:
+    r = fieller(10.0, 8.0, 12.0, 20.0, 20.0, 20.0)
+    assert (r.ratio, r.low, r.high) == pytest.approx((0.5, 0.4, 0.6))
+
+
+def test_fieller_is_wider_than_the_naive_ratio_and_unbounded_for_a_null_denominator() -> None:
+    r = fieller(10.0, 8.0, 12.0, 20.0, 18.0, 22.0)
+    assert r.low < 8.0 / 20.0 * 1.0 and r.high > 12.0 / 20.0  # both errors count
+    assert r.low < 0.5 < r.high
+    loose = fieller(10.0, 8.0, 12.0, 1.0, -2.0, 4.0)  # the denominator may be 0
+    assert (loose.low, loose.high) == (-math.inf, math.inf)
+    assert math.isnan(fieller(1.0, math.nan, math.nan, 2.0, 1.0, 3.0).low)
