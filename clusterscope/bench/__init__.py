@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from clusterscope.bench import (
+    ab_validity,
     exporter,
     galera,
     loadgen,
@@ -29,6 +30,8 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
     "loadgen": loadgen.run,
     "loadgen-designs": loadgen_ab.run_designs,
     "loadgen-calibration": loadgen_ab.run_calibration,
+    # known server-side costs: what the A/B designs measure, against long separate runs
+    "ab-validity": ab_validity.run,
     "galera": galera.run,
     "exporter": exporter.run,
     "ndbsim": ndbsim.run,
@@ -38,7 +41,7 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
     "soak": soak.run,
 }
 # benchmarks that take the bench's options: name -> option -> keyword of its function
-OPTIONS = {"soak": {"minutes": "minutes"}}
+OPTIONS = {"soak": {"minutes": "minutes"}, "ab-validity": {"quick": "quick"}}
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
@@ -46,6 +49,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     p.add_argument("names", nargs="*", metavar="NAME", help="only these benchmarks")
     p.add_argument("--json", action="store_true")
     soak.add_arguments(p)
+    p.add_argument("--quick", action="store_true", default=None,
+                   help="ab-validity: one size, one thread count, seconds per design")
     p.set_defaults(func=run)
 
 
