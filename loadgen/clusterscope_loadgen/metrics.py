@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 from clusterscope_loadgen import __version__
 from clusterscope_loadgen.results import WindowResult
 from clusterscope_loadgen.stats import Estimate
+from clusterscope_loadgen.unitstream import UnitStream
 
 # label names of the per-window, per-pair (variant vs baseline) and per-experiment series
 WINDOW_LABELS = ["experiment", "variant", "cluster", "engine", "target"]
@@ -76,6 +77,7 @@ class Metrics:
                       ["experiment", "cluster", "engine", "target", "version", "design",
                        "estimator"])
         self.version = __version__
+        self.units = UnitStream(PAIR_LABELS, r)  # the change alert's counters
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
         start_http_server(port, addr=addr, registry=self.registry)

@@ -447,8 +447,9 @@ class Runner:
                     name: (asdict(over) if name == self.estimator else asdict(fn(us)))
                     for name, fn in estimators.ESTIMATORS.items()}
             if self.metrics:
-                self.metrics.estimate({**self.labels(v.name), "baseline": v.baseline}, over,
-                                      lat, last)
+                pair = {**self.labels(v.name), "baseline": v.baseline}
+                self.metrics.estimate(pair, over, lat, last)
+                self.metrics.units.publish(self, v.name, pair, us)
         return out
 
     def _stat_windows(self) -> list[stats.Window]:
