@@ -30,10 +30,13 @@ CONFIG = load_config()
 
 
 def promtool_test(tmp_path: Path, input_series: list[dict], expr_tests: list[dict],
-                  alert_tests: list[dict] | None = None) -> None:
-    """`promtool test rules` of every rule file against these series and expectations."""
-    spec = {"rule_files": [str(f) for f in RULE_FILES], "evaluation_interval": f"{STEP}s",
-            "tests": [{"interval": f"{STEP}s", "input_series": input_series,
+                  alert_tests: list[dict] | None = None, files: list[Path] | None = None,
+                  step: int = STEP) -> None:
+    """`promtool test rules` of every rule file (or `files`) against these series and
+    expectations, samples and evaluations every `step` seconds."""
+    spec = {"rule_files": [str(f) for f in files or RULE_FILES],
+            "evaluation_interval": f"{step}s",
+            "tests": [{"interval": f"{step}s", "input_series": input_series,
                        "promql_expr_test": expr_tests, "alert_rule_test": alert_tests or []}]}
     f = tmp_path / "test.yml"
     f.write_text(yaml.safe_dump(spec, sort_keys=False))
@@ -258,3 +261,41 @@ def histogram(name: str, labels: dict[str, str], les: list[str],
         out.append(_series(f"{name}_bucket", {**labels, "le": le}, bucket_values[i]))
     out.append(_series(f"{name}_count", labels, bucket_values[-1]))
     return out
+
+
+def unit_counters(labels: dict[str, str], units: list[tuple[float, float]], steps: int,
+                  step: int = STEP) -> list[dict]:
+    """The loadgen's unit counters (clusterscope_loadgen/unitstream.py) as a scrape every
+    `step` seconds sees them: `units` are (completion second, variant/baseline ratio)."""
+    n = s = q = 0.0
+    cols: list[list[float]] = [[], [], []]
+    i = 0
+    for k in range(steps):
+        while i < len(units) and units[i][0] <= k * step:
+            n, s, q = n + 1, s + units[i][1], q + units[i][1] ** 2
+            i += 1
+        for col, v in zip(cols, (n, s, q), strict=True):
+            col.append(v)
+    names = ("loadgen_unit_tps_ratio_count", "loadgen_unit_tps_ratio_sum",
+             "loadgen_unit_tps_ratio_squares_total")
+    return [{"series": metric(name, labels), "values": " ".join(f"{v:.12g}" for v in col)}
+            for name, col in zip(names, cols, strict=True)]
+
+
+def cycle_units(seed: int, hours: float, sd: float, level: float = 0.10,
+                step_at: float | None = None, step: float = 0.0, per_turn: int = 6,
+                turn: float = 480.0) -> list[list[tuple[float, float]]]:
+    """What the always-on cycle gives one comparison: every `turn` seconds a run of
+    `per_turn` units 20 s apart (a fresh run each turn), overhead `level` with noise `sd`,
+    plus `step` from `step_at`. Each turn's units, as (second, variant/baseline ratio)."""
+    rng = random.Random(seed)
+    turns, t0 = [], 0.0
+    while t0 < hours * 3600:
+        units = []
+        for k in range(per_turn):
+            t = t0 + 20 * (k + 1)
+            x = rng.gauss(level, sd) + (step if step_at is not None and t >= step_at else 0.0)
+            units.append((t, 1.0 - x))
+        turns.append(units)
+        t0 += turn
+    return turns

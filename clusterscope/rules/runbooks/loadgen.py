@@ -120,15 +120,28 @@ RUNBOOKS: dict[str, dict[str, str]] = {
         "mitigation": "Correct the file; the inventory re-reads it by itself.",
     },
     "ExperimentOverheadChanged": {
-        "meaning": "An experiment's overhead (1 - variant/baseline throughput) moved: the"
-                   " pinned baseline's value (or the value a day ago) lies outside the current"
-                   " 95% interval.",
-        "impact": "A configuration, version or data change altered what the feature costs.",
-        "diagnosis": "- `clusterscope compare --before-baseline NAME` for the figures and"
-                     " intervals.\n- `loadgen_overhead_min_detectable_ratio`: is the noise"
-                     " small enough to trust it?",
-        "mitigation": "Find the change (deploys, config) between the baseline and now; pin a new"
-                      " baseline if the change is intended.",
+        "meaning": "An experiment's mean overhead (1 - variant/baseline throughput) over the"
+                   " last hour differs from the same length of the newest pinned baseline"
+                   " (`clusterscope baseline pin`, which pins mean, standard error and units),"
+                   " or, without a pin, of a day earlier, by more than 3.5 standard errors of"
+                   " the difference, for 15 minutes. Both periods are the loadgen's completed"
+                   " units (`loadgen_unit_tps_ratio_*`), compared interval to interval, so the"
+                   " noise of both sides counts. The thresholds were set so that a stationary"
+                   " overhead raises at most one such alert a week per comparison on the lab"
+                   " (`clusterscope bench ab-alarms`).",
+        "impact": "A configuration, version or data change altered what the feature costs,"
+                  " for the estimand the comparison measures (label `estimand`: the whole"
+                  " workload, or one statement in a mixed load).",
+        "diagnosis": "- `experiment_variant:loadgen_overhead_ratio:mean1h` and `:se1h` now and"
+                     " a day ago (or the pin's `clusterscope_pinned_overhead_*`): the size"
+                     " of the move against its noise.\n- `experiment_variant:loadgen_units:"
+                     "increase1h`: how many units each period holds (a period with few units"
+                     " is noisy).\n- `clusterscope compare --before-baseline NAME` for the"
+                     " figures and intervals; deploys and config changes between the periods.",
+        "mitigation": "Find the change (deploys, config, data growth) between the reference and"
+                      " now; pin a new baseline (`clusterscope baseline pin NAME`) if the change"
+                      " is intended. An alert resolves on its own a day after a change when no"
+                      " pin is set, since the day-old period then holds the new level.",
     },
     "LoadgenSaturated": {
         "meaning": "The load generator uses (almost) all CPU it may use.",
