@@ -138,9 +138,9 @@ def test_the_other_designs_run_by_name(galera_lab, design: str) -> None:
 def test_an_injected_delay_is_measured_and_charged_to_its_variant(galera_lab) -> None:
     """A variant whose steps busy-wait 1 ms shares each window with two identical ones
     without: its measured delay is at least 1 ms a step, and the overhead found is the
-    delay's share of the step, 1 - L / (L + D), to within the window noise. (The exact
-    recovery of a small cost is a statistical property: `clusterscope bench
-    loadgen-calibration` measures it over 20 runs. A delay this large also slows the step
+    delay's share of the step, 1 - L / (L + D), to within the window noise. (Whether the
+    intervals cover server-side costs is a statistical property: `clusterscope bench
+    loadgen-calibration` measures it over many runs. A delay this large also slows the step
     that follows it, which interleaving charges to the other variants: found < truth.)"""
     from clusterscope.bench.loadgen_ab import calibration_experiment
     targets = [Target.from_cnf(p) for p in _targets(galera_lab)]

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from clusterscope.bench import (
+    ab_calibration,
     ab_validity,
     exporter,
     galera,
@@ -29,7 +30,8 @@ from clusterscope.bench import (
 BENCHMARKS: dict[str, Callable[[], dict]] = {
     "loadgen": loadgen.run,
     "loadgen-designs": loadgen_ab.run_designs,
-    "loadgen-calibration": loadgen_ab.run_calibration,
+    # A/A on two tables and injected server-side costs: false positives and coverage
+    "loadgen-calibration": ab_calibration.run,
     # known server-side costs: what the A/B designs measure, against long separate runs
     "ab-validity": ab_validity.run,
     "galera": galera.run,
@@ -41,7 +43,8 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
     "soak": soak.run,
 }
 # benchmarks that take the bench's options: name -> option -> keyword of its function
-OPTIONS = {"soak": {"minutes": "minutes"}, "ab-validity": {"quick": "quick"}}
+OPTIONS = {"soak": {"minutes": "minutes"}, "ab-validity": {"quick": "quick"},
+           "loadgen-calibration": {"quick": "quick"}}
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
@@ -50,7 +53,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     soak.add_arguments(p)
     p.add_argument("--quick", action="store_true", default=None,
-                   help="ab-validity: one size, one thread count, seconds per design")
+                   help="ab-validity, loadgen-calibration: a few units of everything")
     p.set_defaults(func=run)
 
 
