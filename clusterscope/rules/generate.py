@@ -6,14 +6,12 @@ committed file is stale (also run by `clusterscope lint`).
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from clusterscope import paths
 from clusterscope.paths import REPO
 from clusterscope.rules import galera, host, loadgen, logs, ndb, stack
 from clusterscope.rules.config import load_config
@@ -136,14 +134,3 @@ OWNED = ((REPO / "rules", "*.yml"), (REPO / "rules" / LOG_RULES_DIR, "*.yml"),
          (REPO / "runbooks", "*.md"))
 
 
-def add_arguments(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("rules", help="recording/alerting rules and runbooks: generate, check")
-    rsub = p.add_subparsers(dest="rules_cmd", required=True)
-    rsub.add_parser("generate", help="write rules/*.yml and runbooks/*.md").set_defaults(
-        func=cmd, check=False)
-    rsub.add_parser("check", help="fail if a committed rule file or runbook is stale"
-                    ).set_defaults(func=cmd, check=True)
-
-
-def cmd(args: argparse.Namespace) -> int:
-    return paths.generate("rules", expected_files(), args.check, OWNED, COMMAND)
