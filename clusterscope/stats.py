@@ -95,6 +95,26 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     return low, high
 
 
+def _poisson_cdf(k: int, mu: float) -> float:
+    """P(X <= k) for X ~ Poisson(mu), summed in logs."""
+    if mu <= 0.0:
+        return 1.0
+    return min(1.0, sum(math.exp(i * math.log(mu) - mu - math.lgamma(i + 1))
+                        for i in range(k + 1)))
+
+
+def poisson_interval(k: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact (Garwood) interval for the mean of a Poisson count seen as k: e.g. false
+    alarms over replayed weeks, divided by the weeks afterwards."""
+    if k < 0:
+        raise ValueError(f"a count is not negative: {k}")
+    tail = (1.0 - confidence) / 2.0
+    top = 10.0 * (k + 10)
+    low = 0.0 if k == 0 else _solve(lambda mu: tail - (1.0 - _poisson_cdf(k - 1, mu)), 0.0,
+                                    top)
+    return low, _solve(lambda mu: _poisson_cdf(k, mu) - tail, 0.0, top)
+
+
 def chi2_quantile(p: float, df: float) -> float:
     """Wilson-Hilferty's approximation of the chi-square quantile (good to ~1% from 10 df)."""
     z = NormalDist().inv_cdf(p)
@@ -134,4 +154,4 @@ def fieller(a: float, a_low: float, a_high: float, b: float, b_low: float, b_hig
 
 
 __all__ = ["Difference", "Ratio", "Summary", "chi2_quantile", "clopper_pearson", "fieller",
-           "paired", "t_quantile", "variance_band", "welch"]
+           "paired", "poisson_interval", "t_quantile", "variance_band", "welch"]

@@ -13,6 +13,7 @@ from clusterscope.stats import (
     clopper_pearson,
     fieller,
     paired,
+    poisson_interval,
     t_quantile,
     variance_band,
     welch,
@@ -88,3 +89,10 @@ def test_fieller_is_wider_than_the_naive_ratio_and_unbounded_for_a_null_denomina
     loose = fieller(10.0, 8.0, 12.0, 1.0, -2.0, 4.0)  # the denominator may be 0
     assert (loose.low, loose.high) == (-math.inf, math.inf)
     assert math.isnan(fieller(1.0, math.nan, math.nan, 2.0, 1.0, 3.0).low)
+
+
+@pytest.mark.parametrize(("k", "low", "high"), [
+    # Garwood's exact Poisson limits, as tabled (e.g. Ulm 1990)
+    (0, 0.0, 3.689), (1, 0.0253, 5.572), (5, 1.623, 11.668), (10, 4.795, 18.390)])
+def test_poisson_interval_matches_the_table(k: int, low: float, high: float) -> None:
+    assert poisson_interval(k) == pytest.approx((low, high), abs=1e-3)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from clusterscope.bench import (
+    ab_alarms,
     ab_calibration,
     ab_validity,
     exporter,
@@ -30,6 +31,8 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
     "loadgen-calibration": ab_calibration.run,
     # known server-side costs: what the A/B designs measure, against long separate runs
     "ab-validity": ab_validity.run,
+    # the change alert on replayed weeks of A/A units: false alarms, time to detect a step
+    "ab-alarms": ab_alarms.run,
     "galera": galera.run,
     "exporter": exporter.run,
     "ndbsim": ndbsim.run,
@@ -40,4 +43,4 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
 }
 # benchmarks that take the bench's options: name -> option -> keyword of its function
 OPTIONS = {"soak": {"minutes": "minutes"}, "ab-validity": {"quick": "quick"},
-           "loadgen-calibration": {"quick": "quick"}}
+           "loadgen-calibration": {"quick": "quick"}, "ab-alarms": {"quick": "quick"}}
