@@ -120,3 +120,26 @@ def test_false_alarms_and_detection_delay_on_a_known_step() -> None:
     assert 900 <= delay <= 3600 + 900
     assert ab_alarms.detection_delay([(t0 - 600, t0 - 60)], t0) is None
     assert ab_alarms.detection_delay([(t0 - 600, t0 + 60), (t0 + 900, t0 + 999)], t0) == 900
+
+
+def test_vmalert_replaying_the_committed_rule_fires_where_the_replica_does() -> None:
+    """The deployed evaluator: vmalert (the version compose pins) replays rules/loadgen.yml
+    over counters imported into VictoriaMetrics. Its firing evaluations are the replica's,
+    a stationary comparison and one with a 5-point step, though VictoriaMetrics' increase()
+    does not extrapolate as Prometheus' does."""
+    import os
+
+    from clusterscope.bench import alarm_vmalert
+    from clusterscope.rules.config import load_config
+    p = replica.RuleParams.from_config(load_config()["loadgen"])
+    end = 30 * 3600
+    series = {"stepped": replica.scrape(_units(5, 30, 0.03, step_at=26 * 3600, step=0.05),
+                                        end, 15),
+              "flat": replica.scrape(_units(6, 30, 0.03), end, 15)}
+    got = alarm_vmalert.replay(series, 86400, end,
+                               int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")),
+                               rules_delay=4)
+    for name, c in series.items():
+        mine = [t for t, fire in replica.states(c, p, 86400, end).items() if fire]
+        assert got.get(name, []) == mine, name
+    assert got["stepped"] and not got.get("flat")

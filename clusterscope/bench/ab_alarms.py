@@ -15,13 +15,16 @@ replica (alarm_replica.py, checked against promtool) with the committed settings
   quartiles and the share detected within 2 hours.
 
 Both at the cycle's rate of units for the comparison (its share of the cycle's time, from
-experiments.yaml) and for a comparison run alone (the whole time).
+experiments.yaml) and for a comparison run alone (the whole time). The replica is checked
+once more against the deployed evaluator: vmalert replaying the committed rule file over
+the same counters in a VictoriaMetrics (alarm_vmalert.py), evaluation by evaluation.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import time
 from dataclasses import dataclass, replace
@@ -187,6 +190,28 @@ def judge(ratios: list[float], sched: Schedule, p: replica.RuleParams, plan: Ala
     return row
 
 
+def deployed_check(ratios: list[float], sched: Schedule, p: replica.RuleParams,
+                   plan: AlarmPlan, days: float = 4.0) -> dict:
+    """The replica against vmalert replaying the committed rule file over the same counters
+    (alarm_vmalert.py): three comparisons of `days`, two with a 5-point step on day 3."""
+    from clusterscope.bench import alarm_vmalert
+    rng = random.Random(plan.seed + 1)
+    series = {f"cmp{i}": _series(ratios, sched, days, plan.block, rng,
+                                 step_at=2.5 * DAY if i else None, step=0.05)
+              for i in range(3)}
+    port_base = int(os.environ.get("CLUSTERSCOPE_BENCH_PORT_BASE", "26300"))
+    got = alarm_vmalert.replay(series, DAY, days * DAY, port_base, p.interval)
+    mine = {k: {int(t) for t, f in replica.states(c, p, DAY, days * DAY).items() if f}
+            for k, c in series.items()}
+    theirs = {k: {int(t) for t in got.get(k, [])} for k in series}
+    both = sum(len(mine[k] & theirs[k]) for k in series)
+    either = sum(len(mine[k] | theirs[k]) for k in series)
+    return {"comparisons": len(series), "days": days,
+            "firing_evaluations_replica": sum(map(len, mine.values())),
+            "firing_evaluations_vmalert": sum(map(len, theirs.values())),
+            "agreement_ratio": round(both / either, 4) if either else 1.0}
+
+
 def load_recording(plan: AlarmPlan) -> dict:
     """The calibration's A/A recording, or a new one on a lab Galera if there is none."""
     if RECORD.exists():
@@ -215,7 +240,13 @@ def run(quick: bool = False) -> dict:
                 rows[f"{reading}/{rate}/{ref}"] = judge(ratios, sched, p, plan,
                                                         ref == "pinned")
     head = rows.get("whole_workload/cycle/day_before", {})
+    whole = rec["whole_workload"]
+    check = deployed_check([v / b for _, b, v in whole if b > 0],
+                           cycle_schedule(estimand_designs()["whole_workload"],
+                                          unit_seconds(whole)), p, plan,
+                           days=2.0 if quick else 4.0)
     return {"rule": p.__dict__, "recording": str(RECORD), "settings": rows,
+            "vmalert_check": check,
             "false_alarms_per_week": head.get("false_alarms_per_week"),
             "detected_5pt_within_2h_ratio": head.get("step_5pt", {}).get("within_2h_ratio"),
             "minutes": round((time.monotonic() - t0) / 60, 1)}
