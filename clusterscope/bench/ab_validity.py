@@ -56,9 +56,9 @@ def estimand_designs() -> dict[str, str]:
 class Plan:
     sizes: tuple[int, ...] = (10_000, 100_000)
     threads: tuple[int, ...] = (4, 16)
-    truth_window: float = 40.0  # seconds of one variant alone, per truth run
+    truth_window: float = 30.0  # seconds of one variant alone, per truth run
     chunks: int = 3  # turns of truth (one A B or B A), mixed, whole per condition
-    design_chunk: float = 50.0  # seconds of each design per turn
+    design_chunk: float = 40.0  # seconds of each design per turn
     window: float = 5.0  # the designs' window
     warmup: float = 5.0
 
