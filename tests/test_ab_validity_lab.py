@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from clusterscope_loadgen.target import Target, connection
 from helpers import REPO
 
 pytestmark = pytest.mark.lab
@@ -37,3 +38,11 @@ def test_ab_validity_quick_reports_both_readings_per_mechanism(galera_lab) -> No
             row["ratio_mixed_to_whole"]), key
         assert len(row["ratio_mixed_to_whole_ci"]) == 2  # None where the data do not bound it
         assert row["invalid_windows"] == 0, key
+    # the upserts keep each table at its size and spread over it (a variant's own row
+    # counter once shadowed the size option: every upsert hit id 1, a hot row for all)
+    cnf = galera_lab.service("galera-node1")["client_config"]
+    with connection(Target.from_cnf(cnf), database="cs_bench_inject_2000") as conn, \
+            conn.cursor() as cur:
+        cur.execute("SELECT COUNT(*), SUM(k > 0) FROM inj_cpu_b WHERE id <= 2000")
+        size, touched = cur.fetchone()
+    assert size == 2000 and touched > 200, (size, touched)

@@ -218,7 +218,7 @@ def load_recording(plan: AlarmPlan) -> dict:
         return json.loads(RECORD.read_text())["aa"]
     exp = config.experiment("inject", MECHANISMS_CONFIG)
     cal = CalPlan() if plan.record_units >= 100 else replace(CalPlan(), window=2.0, chunk=4)
-    exp = replace(exp, options={**exp.options, "rows": cal.rows})
+    exp = replace(exp, options={**exp.options, "table_rows": cal.rows})
     with galera() as targets:
         return record(targets, exp, "aa_v", cal, plan.record_units, truth=False)
 

@@ -205,7 +205,7 @@ def run(quick: bool = False) -> dict:
     plan = QUICK_CAL if quick else CalPlan()
     t0 = time.monotonic()
     base = config.experiment("inject", MECHANISMS_CONFIG)
-    exp = replace(base, options={**base.options, "rows": plan.rows})
+    exp = replace(base, options={**base.options, "table_rows": plan.rows})
     with galera() as targets:
         aa = record(targets, exp, "aa_v", plan, plan.aa_units, truth=False)
         costs = {kind: record(targets, exp, variant, plan, plan.cover_units, truth=True)

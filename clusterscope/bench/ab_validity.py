@@ -97,7 +97,7 @@ def measure(targets: list[Target], kind: str, rows: int, threads: int, plan: Pla
     """Truth and both readings of one mechanism at one table size and thread count."""
     variant, _ = MECHANISMS[kind]
     base = config.experiment("inject", MECHANISMS_CONFIG)
-    exp = replace(base, options={**base.options, "rows": rows})
+    exp = replace(base, options={**base.options, "table_rows": rows})
     baseline = next(v.baseline for v in exp.variants if v.name == variant)
 
     def runner(design: str, window: float) -> Runner:

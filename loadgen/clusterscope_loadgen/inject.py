@@ -4,7 +4,7 @@ Every table has the same DDL (ddl.inject_tables), so a mechanism and its twin di
 in the values their statements carry (lua/cs_inject.lua). What each mechanism costs, and
 where the server spends it, is described there.
 
-- ids 1..rows are pre-filled, so the upserts keep the table at its size; the pad column
+- ids 1..table_rows are pre-filled, so the upserts keep the table at its size; the pad column
   is pre-filled at the variant's pad_bytes, so an upsert replaces a row of the same size.
 - HOT_BASE + 1..HOT_KEYS are rows every thread may update (the hot rows),
   PRIVATE_BASE + tid a row per sysbench thread (the twin's).
@@ -55,10 +55,10 @@ def _filled(cur: pymysql.cursors.Cursor, table: str, rows: int, pad: int) -> boo
 
 def fill(cur: pymysql.cursors.Cursor, variants: Sequence[Variant],
          options: dict[str, Any]) -> None:
-    """Ids 1..rows at each table's pad size, the hot and the per-thread rows."""
-    rows = int(options.get("rows", 10000))
+    """Ids 1..table_rows at each table's pad size, the hot and the per-thread rows."""
+    rows = int(options.get("table_rows", 10000))
     if rows < 1:
-        raise ValueError(f"rows must be at least 1, not {rows}")
+        raise ValueError(f"table_rows must be at least 1, not {rows}")
     for table, pad in layout(variants, options).items():
         if _filled(cur, table, rows, pad):
             continue

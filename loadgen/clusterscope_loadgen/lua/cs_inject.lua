@@ -1,6 +1,6 @@
 -- inject experiments: a known server-side cost of one mechanism, and a twin that runs the
 -- same statements without it (ddl.py and inject.py create the tables: identical DDL, ids
--- 1..rows and the hot rows pre-filled). Every step upserts a random id of its variant's
+-- 1..table_rows and the hot rows pre-filled). Every step upserts a random id of its variant's
 -- table, so the table keeps its size:
 --   sleep_us >= 0: first `DO SLEEP(sleep_us / 1e6)`: the server thread waits on a timed
 --                  condition, using nothing (Item_func_sleep::val_int, MariaDB/server
@@ -18,7 +18,8 @@ local cs = require("cs_common")
 
 sysbench.cmdline.options = cs.options({
    table = {"table (inj_<kind>_b, inj_<kind>_v)", "inj_aa_b"},
-   rows = {"ids 1..rows, upserted at random (inject.py pre-fills them)", 10000},
+   -- not `rows`: cs_common counts a variant's committed rows in v.rows
+   table_rows = {"ids 1..table_rows, upserted at random (inject.py pre-fills them)", 10000},
    sleep_us = {"server sleep per step in microseconds; -1: no DO SLEEP statement", -1},
    work = {"SHA2 evaluations (BENCHMARK) per upsert", 0},
    hot = {"none | shared | private: also update a hot row in the same transaction", "none"},
@@ -48,7 +49,7 @@ cs.main({
       if v.sleep_us >= 0 then
          cs.query(con, string.format("DO SLEEP(%.6f)", v.sleep_us / 1e6))
       end
-      local id = sysbench.rand.uniform(1, v.rows)
+      local id = sysbench.rand.uniform(1, v.table_rows)
       local upsert = string.format(v.upsert, id, sysbench.rand.uniform(1, 1000000000),
                                    v.work, id, v.work, v.pad_bytes)
       if v.hot == "none" then
