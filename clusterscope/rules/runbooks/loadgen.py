@@ -121,14 +121,17 @@ RUNBOOKS: dict[str, dict[str, str]] = {
     },
     "ExperimentOverheadChanged": {
         "meaning": "An experiment's mean overhead (1 - variant/baseline throughput) over the"
-                   " last hour differs from the same length of the newest pinned baseline"
-                   " (`clusterscope baseline pin`, which pins mean, standard error and units),"
-                   " or, without a pin, of a day earlier, by more than 3.5 standard errors of"
-                   " the difference, for 15 minutes. Both periods are the loadgen's completed"
-                   " units (`loadgen_unit_tps_ratio_*`), compared interval to interval, so the"
-                   " noise of both sides counts. The thresholds were set so that a stationary"
-                   " overhead raises at most one such alert a week per comparison on the lab"
-                   " (`clusterscope bench ab-alarms`).",
+                   " last period (rules/config.yaml `loadgen.overhead_window`, an hour as"
+                   " shipped) differs from a period of the same length - the newest pinned"
+                   " baseline (`clusterscope baseline pin`, which pins the period's mean,"
+                   " standard error and units) or, without a pin, the same period a day"
+                   " earlier - by more than `overhead_z` standard errors of the difference,"
+                   " sqrt(se1^2 + se0^2), at every evaluation for `overhead_change_for`."
+                   " Both periods come from the loadgen's completed units"
+                   " (`loadgen_unit_tps_ratio_*`), so the noise of both sides counts. The"
+                   " thresholds are set so that a stationary overhead raises at most one such"
+                   " alert a week per comparison on replayed lab units (`clusterscope bench"
+                   " ab-alarms`, docs/loadgen.md).",
         "impact": "A configuration, version or data change altered what the feature costs,"
                   " for the estimand the comparison measures (label `estimand`: the whole"
                   " workload, or one statement in a mixed load).",
