@@ -4,7 +4,11 @@ the same length, saturation."""
 
 from __future__ import annotations
 
-from clusterscope.rules.model import WITHOUT, Alert, Group
+from clusterscope.rules.model import WITHOUT, Alert, Group, Runbook
+
+FIRST_STEPS = """First: `curl -s <loadgen>:<port>/metrics | grep -E '^loadgen_(window|pair|overhead)'`
+and the loadgen container's log (one line per window: valid or why not)."""
+
 
 # the labels that name a comparison (two loadgens, NDB and Galera, run the same
 # experiments and variants: match on all)
@@ -63,12 +67,51 @@ def change_expr(lc: dict) -> str:
     return f"{pinned} or {rolling}"
 
 
+def change_alert(lc: dict) -> Alert:
+    w = lc["overhead_window"]
+    return Alert(
+        name="ExperimentOverheadChanged", expr=change_expr(lc), severity="info",
+        summary="Overhead of {{ $labels.experiment }}/{{ $labels.variant }} changed",
+        description=f"The mean overhead of {{{{ $labels.experiment }}}}/{{{{ $labels.variant }}}}"
+                    f" against {{{{ $labels.baseline }}}} over the last {w} differs from the same"
+                    f" period of the newest pinned baseline (`clusterscope baseline pin`), else of"
+                    f" {lc['overhead_rolling_offset']} ago, by {{{{ $value | printf \"%.1f\" }}}}"
+                    f" standard errors of the difference (alert above {lc['overhead_z']}, held"
+                    f" {lc['overhead_change_for']}).",
+        dashboard="experiments", for_=lc["overhead_change_for"],
+        runbook=Runbook(
+            meaning="An experiment's mean overhead (1 - variant/baseline throughput) over the"
+                    " last period (rules/config.yaml `loadgen.overhead_window`, an hour as"
+                    " shipped) differs from a period of the same length - the newest pinned"
+                    " baseline (`clusterscope baseline pin`, which pins the period's mean,"
+                    " standard error and units) or, without a pin, the same period a day"
+                    " earlier - by more than `overhead_z` standard errors of the difference,"
+                    " sqrt(se1^2 + se0^2), at every evaluation for `overhead_change_for`."
+                    " Both periods come from the loadgen's completed units"
+                    " (`loadgen_unit_tps_ratio_*`), so the noise of both sides counts. The"
+                    " thresholds are set so that a stationary overhead raises at most one such"
+                    " alert a week per comparison on replayed lab units (`clusterscope bench"
+                    " ab-alarms`, docs/loadgen.md).",
+            impact="A configuration, version or data change altered what the feature costs,"
+                   " for the estimand the comparison measures (label `estimand`: the whole"
+                   " workload, or one statement in a mixed load).",
+            diagnosis="- `experiment_variant:loadgen_overhead_ratio:mean1h` and `:se1h` now and"
+                      " a day ago (or the pin's `clusterscope_pinned_overhead_*`): the size"
+                      " of the move against its noise.\n- `experiment_variant:loadgen_units:"
+                      "increase1h`: how many units each period holds (a period with few units"
+                      " is noisy).\n- `clusterscope compare --before-baseline NAME` for the"
+                      " figures and intervals; deploys and config changes between the periods.",
+            mitigation="Find the change (deploys, config, data growth) between the reference and"
+                       " now; pin a new baseline (`clusterscope baseline pin NAME`) if the change"
+                       " is intended. Without a pin an alert resolves on its own a day after a"
+                       " change, once the day-old period holds the new level."))
+
+
 def groups(c: dict) -> list[Group]:
     lc = c["loadgen"]
     s = c["selectors"]["loadgen"]
     keep = "without (instance, job, target)"
-    w = lc["overhead_window"]
-    grp = Group("experiments", "loadgen.yml", records=[
+    grp = Group("experiments", "loadgen.yml", first_steps=FIRST_STEPS, records=[
         ("experiment_variant:loadgen_pair_overhead_ratio:last",
          f"max {keep} (loadgen_pair_overhead_ratio{{{s}}})"),
         ("experiment_variant:loadgen_overhead_ratio:mean", f"max {keep} (loadgen_overhead_ratio{{{s}}})"),
@@ -79,26 +122,36 @@ def groups(c: dict) -> list[Group]:
         ("experiment_variant:loadgen_latency_ratio:mean", f"max {keep} (loadgen_latency_ratio{{{s}}})"),
         ("experiment_variant:loadgen_window_tps:avg10m",
          f"max {keep} (avg_over_time(loadgen_window_tps{{{s}}}[10m]))"),
-        *period_records(s, w).items(),
+        *period_records(s, lc["overhead_window"]).items(),
     ])
     grp.alerts += [
-        Alert("ExperimentOverheadChanged", change_expr(lc),
-              "info", "Overhead of {{ $labels.experiment }}/{{ $labels.variant }} changed",
-              f"The mean overhead of {{{{ $labels.experiment }}}}/{{{{ $labels.variant }}}}"
-              f" against {{{{ $labels.baseline }}}} over the last {w} differs from the same"
-              f" period of the newest pinned baseline (`clusterscope baseline pin`), else of"
-              f" {lc['overhead_rolling_offset']} ago, by {{{{ $value | printf \"%.1f\" }}}}"
-              f" standard errors of the difference (alert above {lc['overhead_z']}, held"
-              f" {lc['overhead_change_for']}).",
-              "experiments", lc["overhead_change_for"]),
-        Alert("LoadgenDown", f"up{{{s}}} == 0",
-              "warning", "Load generator {{ $labels.instance }} does not answer",
-              "The loadgen's metrics endpoint has not answered for"
-              f" {lc['down_for']}: no experiment is measured.", "experiments", lc["down_for"],
-              per_node=False),
-        Alert("LoadgenSaturated", f"max {WITHOUT} (loadgen_saturated{{{s}}}) == 1",
-              "warning", "Load generator {{ $labels.experiment }} is the bottleneck",
-              "The loadgen's sysbench uses >= 90% of the CPU it may use: its figures measure"
-              " the load generator, not the cluster.", "experiments", lc["saturated_for"]),
+        change_alert(lc),
+        Alert(name="LoadgenDown",
+              expr=f"up{{{s}}} == 0",
+              severity="warning",
+              summary="Load generator {{ $labels.instance }} does not answer",
+              description="The loadgen's metrics endpoint has not answered for"
+                          f" {lc['down_for']}: no experiment is measured.",
+              dashboard="experiments",
+              for_=lc["down_for"],
+              per_node=False,
+              runbook=Runbook(
+                  meaning="The load generator's metrics endpoint has not answered for 5 minutes.",
+                  impact="No experiment is measured; the overhead figures go stale.",
+                  diagnosis="- The loadgen container's state and log (sysbench errors, credentials).",
+                  mitigation="Restart the loadgen; fix its database account or target.")),
+        Alert(name="LoadgenSaturated",
+              expr=f"max {WITHOUT} (loadgen_saturated{{{s}}}) == 1",
+              severity="warning",
+              summary="Load generator {{ $labels.experiment }} is the bottleneck",
+              description="The loadgen's sysbench uses >= 90% of the CPU it may use: its figures measure"
+                          " the load generator, not the cluster.",
+              dashboard="experiments",
+              for_=lc["saturated_for"],
+              runbook=Runbook(
+                  meaning="The load generator uses (almost) all CPU it may use.",
+                  impact="Its throughput figures measure the load generator, not the cluster.",
+                  diagnosis="- `loadgen_cpu_cores` versus threads and host cores.",
+                  mitigation="Fewer threads per loadgen, more loadgen hosts, or a bigger machine.")),
     ]
     return [grp]
