@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Summary
 
 from clusterscope_loadgen.estimators import Unit
 
-KEEP = 1000  # round numbers remembered per comparison, to count each unit once
+KEEP = 5000  # units remembered per comparison, to count each once
 
 
 class UnitStream:
@@ -31,8 +31,9 @@ class UnitStream:
                                " units' variant/baseline throughput ratios", labels,
                                registry=registry)
         # per run (a cycle starts a new one, its rounds numbered from 1 again) and
-        # comparison: the round numbers already counted
-        self._seen: weakref.WeakKeyDictionary[object, dict[str, set[int]]] = (
+        # comparison: the units already counted, by round and part (a time-sliced round
+        # holds several units)
+        self._seen: weakref.WeakKeyDictionary[object, dict[str, set[tuple[int, int]]]] = (
             weakref.WeakKeyDictionary())
 
     def publish(self, run: object, variant: str, labels: dict[str, str],
@@ -41,9 +42,10 @@ class UnitStream:
         seen = self._seen.setdefault(run, {}).setdefault(variant, set())
         new = 0
         for u in units:
-            if u.seq in seen or u.baseline <= 0:
+            key = (u.seq, getattr(u, "part", 0))
+            if key in seen or u.baseline <= 0:
                 continue
-            seen.add(u.seq)
+            seen.add(key)
             r = u.variant / u.baseline
             self.ratio.labels(**labels).observe(r)
             self.squares.labels(**labels).inc(r * r)
