@@ -77,6 +77,8 @@ class Result:
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
     variants: dict[str, VariantRun] = field(default_factory=dict)  # by mix name
+    # a time-sliced window's CSSLOT/CSTHREAD lines, for slots.parse (then dropped)
+    slot_lines: list[str] = field(default_factory=list)
 
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
@@ -163,6 +165,8 @@ def parse(text: str) -> Result:
             r.stale += int(m.group(3))
         elif m := _CSVAR.match(line):
             r.variants.setdefault(m.group(2), VariantRun()).add(_variant_run(m))
+        elif line.startswith(("CSSLOT ", "CSTHREAD ")):
+            r.slot_lines.append(line)
         elif line.startswith("FATAL"):
             r.fatal.append(line.strip())
     r.latency = percentiles(hist)
