@@ -51,6 +51,7 @@ bench: setup
 
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	$(CS) lint
 
 clean:

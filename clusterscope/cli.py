@@ -1,4 +1,4 @@
-"""The `clusterscope` command: each sub-command lives in its own module."""
+"""The `clusterscope` command: the list of its sub-commands (clusterscope/commands/)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,34 @@ import sys
 from clusterscope.rules.config import RulesConfigError
 
 try:
-    from clusterscope import bench, demo, gotools, lint, maintenance
-    from clusterscope.analysis import cli as analysis_cli
     from clusterscope.analysis.periods import argv_with_periods
-    from clusterscope.dashboards import cli as dashboards_cli
-    from clusterscope.deploy import compose
-    from clusterscope.lab import cli as lab_cli
-    from clusterscope.lab import loadgen as lab_loadgen
-    from clusterscope.logs import cli as logs_cli
-    from clusterscope.rules import generate as rules_cli
+    from clusterscope.commands import (
+        analysis_command,
+        bench_command,
+        dashboards_command,
+        demo_command,
+        deploy_command,
+        lab_command,
+        lint_command,
+        loadgen_command,
+        logs_command,
+        maintenance_command,
+        rules_command,
+        tools_command,
+    )
 except RulesConfigError as exc:  # the dashboards read rules/config.yaml when imported
     raise SystemExit(f"clusterscope: {exc}") from None
 
 # Each provides `add_arguments(subparsers)`; the order is the order of `--help`.
-COMMANDS = [lab_cli, gotools, lab_loadgen, analysis_cli, logs_cli, dashboards_cli, rules_cli,
-            maintenance, compose, demo, bench, lint]
+COMMANDS = [lab_command, tools_command, loadgen_command, analysis_command, logs_command,
+            dashboards_command, rules_command, maintenance_command, deploy_command,
+            demo_command, bench_command, lint_command]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="clusterscope", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="clusterscope",
+        description="Observability and continuous benchmarks for MySQL NDB Cluster and Galera.")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMANDS:
         module.add_arguments(sub)

@@ -12,35 +12,21 @@ import argparse
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from clusterscope.clients.vm import VM
 from clusterscope.deploy.scrape import SCRAPE_INTERVAL
-from clusterscope.lab import monitoring
+from clusterscope.lab import endpoints
 from clusterscope.lab.core import lab_dir_from_env
 from clusterscope.ndbsim.restart import EXPECTED_TOTAL_RANGE
 
 
 class DemoError(RuntimeError):
     pass
-
-
-def add_arguments(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="the main job: lab, scenario, alert, comparison, report")
-    p.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
-    p.add_argument("--short", action="store_true",
-                   help="a shorter scenario (CI): fewer windows and restarts")
-    p.add_argument("--down", action="store_true", help="stop the lab at the end")
-    p.add_argument("--time-scale", type=float, default=120.0,
-                   help="simulated NDB cluster seconds per wall second (default 120; a"
-                        " restart runs slower where it would end within two scrapes)")
-    p.set_defaults(func=run)
 
 
 def _seconds(duration: str) -> float:
@@ -110,7 +96,7 @@ class Demo:
         return t
 
     def vm(self) -> VM:
-        return monitoring.vm_client(self.lab_dir)
+        return endpoints.lab_metrics(self.lab_dir).vm
 
     def alerts(self) -> list[dict]:
         """Notifications the webhook received from Alertmanager (the full alert path)."""
@@ -295,27 +281,3 @@ class Demo:
         return sorted(out, key=lambda o: (o["experiment"], o["variant"]))
 
 
-def run(args: argparse.Namespace) -> int:
-    demo = Demo(args)
-
-    def on_term(signum, frame):  # noqa: ANN001 - signal handler signature
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_term)
-    try:
-        result = demo.run()
-    except (KeyboardInterrupt, DemoError, subprocess.TimeoutExpired) as exc:
-        print(f"\ndemo stopped: {exc if not isinstance(exc, KeyboardInterrupt) else 'Ctrl-C'};"
-              " stopping the lab ...", file=sys.stderr, flush=True)
-        demo.cs("lab", "down", check=False, timeout=600)
-        return 130 if isinstance(exc, KeyboardInterrupt) else 1
-    report = Path(result["report"])
-    (demo.lab_dir / "demo-result.json").write_text(json.dumps(result, indent=1, default=str))
-    print(f"\nDone in {time.monotonic() - demo.t_start:.0f}s.\n"
-          f"  Report:      {report}  (open it in a browser; works offline)\n"
-          f"  Lab status:  clusterscope lab status   (VictoriaMetrics, VictoriaLogs ...)\n"
-          f"  Stop it:     .venv/bin/clusterscope lab down   (add --wipe to delete {demo.lab_dir})")
-    if args.down:
-        demo.cs("lab", "down", check=False, timeout=600)
-        print("  (lab stopped: --down)")
-    return 0

@@ -150,12 +150,12 @@ def lab_scenario(lab: LabHandle) -> dict:
     """
     import time
 
-    from clusterscope.lab.monitoring import vm_client
+    from clusterscope.lab.endpoints import lab_metrics
 
     lab.ensure("ndb", "galera", "monitoring")
     steps: list[str] = []
     start = time.time() - 60  # include the minute the lab ran before the scenario
-    vm = vm_client(lab.root)
+    vm = lab_metrics(lab.root).vm
     # Long enough to outlive the restarts and the Galera kill below; stopped at the end.
     lab.cli("loadgen", "start", "--experiment", "read_backup", "--window", "3",
             "--duration", "240")

@@ -31,7 +31,7 @@ from test_logs_formats import MARIADB_SST, NDB_MANUAL
 from clusterscope import gotools, paths
 from clusterscope.deploy import compose as compose_config
 from clusterscope.deploy import dockerfile_lint
-from clusterscope.lab import exporters, monitoring
+from clusterscope.lab import exporters, monitoring_part
 from clusterscope.lab.core import http_ok
 from clusterscope.logs import store
 from clusterscope.rules import alertmanager
@@ -246,7 +246,7 @@ def test_compose_runs_what_the_lab_runs(models) -> None:
         assert "--config.my-cnf=/run/secrets/exporters_my_cnf" in services[name]["command"]
         assert [s["source"] for s in services[name]["secrets"]] == ["exporters_my_cnf"]
     # the rules' windows assume the lab's evaluation interval
-    assert f"-evaluationInterval={monitoring.EVAL_INTERVAL}" in services["vmalert"]["command"]
+    assert f"-evaluationInterval={monitoring_part.EVAL_INTERVAL}" in services["vmalert"]["command"]
     rules = next(v for v in services["vmalert"]["volumes"] if v["target"].endswith("rules"))
     assert Path(rules["source"]) == REPO / "rules"
     grafana = {v["target"]: Path(v["source"]) for v in services["grafana"]["volumes"]

@@ -11,7 +11,8 @@ import pytest
 
 from clusterscope.dashboards import uids
 from clusterscope.dashboards.generate import build_all
-from clusterscope.dashboards.verify import Endpoints, targets, verify_all
+from clusterscope.dashboards.verify import targets, verify_all
+from clusterscope.lab.endpoints import lab_metrics
 
 pytestmark = pytest.mark.lab
 
@@ -35,7 +36,7 @@ def test_may_be_empty_names_real_panels() -> None:
 
 
 def test_every_panel_query_returns_data(lab, lab_scenario: dict, artifacts: Path) -> None:
-    results = verify_all(Endpoints.from_lab(lab.root), lab_scenario["start"],
+    results = verify_all(lab_metrics(lab.root), lab_scenario["start"],
                          lab_scenario["end"])
     (artifacts / "dashboards-verify.json").write_text(
         json.dumps([{**vars(r), "ok": r.ok} for r in results], indent=2))

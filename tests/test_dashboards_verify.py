@@ -13,7 +13,8 @@ import time
 import pytest
 from helpers import REPO
 
-from clusterscope.dashboards.verify import Endpoints, Runner, verify_model
+from clusterscope.dashboards.verify import Runner, verify_model
+from clusterscope.lab.endpoints import Source
 
 PROM = {"type": "prometheus", "uid": "victoriametrics"}
 
@@ -43,7 +44,7 @@ def test_verifier_finds_data_reports_absence_and_tries_each_cluster(scratch_vm) 
     scratch_vm.import_prometheus("\n".join(lines) + "\n")
     scratch_vm.flush()
     scratch_vm.wait_for('count(vt_up) == 2', timeout=30)
-    runner = Runner(Endpoints(scratch_vm.url, None), now - 900, now, step=15)
+    runner = Runner(Source(scratch_vm), now - 900, now, step=15)
 
     model = _model([
         ("rate", 'sum(rate(vt_ops_total{cluster="$cluster", node=~"$node"}[$__rate_interval]))'),
@@ -60,7 +61,7 @@ def test_verifier_finds_data_reports_absence_and_tries_each_cluster(scratch_vm) 
 
 def test_verifier_reports_a_variable_without_values(scratch_vm) -> None:
     now = time.time()
-    runner = Runner(Endpoints(scratch_vm.url, None), now - 900, now, step=15)
+    runner = Runner(Source(scratch_vm), now - 900, now, step=15)
     model = _model([("any", "vt_up")], "label_values(vt_no_such_metric, cluster)")
     [result] = verify_model(runner, model)
     assert result.panel == "(variables)" and not result.ok

@@ -12,7 +12,7 @@ from helpers import eventually, scrape, val
 
 from clusterscope.lab import exporters
 from clusterscope.lab.core import Lab
-from clusterscope.lab.monitoring import vm_client
+from clusterscope.lab.endpoints import lab_metrics
 
 pytestmark = pytest.mark.lab
 NDB = 'cluster="lab-ndb"'
@@ -20,7 +20,7 @@ NDB = 'cluster="lab-ndb"'
 
 def test_ndb_fails_over_to_the_other_sql_node_within_a_scrape(lab) -> None:
     lab.ensure("ndb", "monitoring")
-    vm = vm_client(lab.root)
+    vm = lab_metrics(lab.root).vm
     # the exporter keeps reading through the SQL node that answered last: kill that one
     serving = vm.wait_for(f'ndb_sql_node_serving{{{NDB}}} == 1', timeout=90)
     dead = serving[0]["metric"]["sql_node"]
@@ -63,7 +63,7 @@ def test_galera_nodes_with_different_passwords_are_all_up(lab) -> None:
     cnf.read(exporters.option_file(Lab(lab.root, lab.port_base)))
     assert cnf["client"]["user"] != cnf["client.node2"]["user"]
     assert cnf["client"]["password"] != cnf["client.node2"]["password"]
-    vm = vm_client(lab.root)
+    vm = lab_metrics(lab.root).vm
     up = vm.wait_for('mysql_up{job="galera",cluster="lab-galera"} == 1', timeout=90,
                      predicate=lambda r: len(r) == 3)
     assert {r["metric"]["node"] for r in up} == {"node1", "node2", "node3"}

@@ -20,7 +20,7 @@ from helpers import REPO, eventually, shared_fixture
 from logship import lines_of
 
 from clusterscope import gotools
-from clusterscope.lab import logs
+from clusterscope.lab import logs_stack
 from clusterscope.lab.core import Lab, Service
 from clusterscope.rules.logs import (
     ABORTING,
@@ -211,7 +211,7 @@ def _stand_in_node(lab: Lab, name: str) -> Path:
     lab.register(Service(name=name, part="galera", what="a test's stand-in Galera node",
                          host="127.0.0.1", port=None, pid=None, log=str(log),
                          extra={"error_log": str(log), "node": name}))
-    logs.refresh(lab)
+    logs_stack.refresh(lab)
     return log
 
 
@@ -243,7 +243,7 @@ def test_a_failed_sst_reaches_the_webhook(alert_lab, artifacts) -> None:
         _record_latency(artifacts, "GaleraSstFailed", got["received_at"] - t0)
     finally:
         alert_lab.unregister(name)
-        logs.refresh(alert_lab)
+        logs_stack.refresh(alert_lab)
 
 
 @pytest.mark.lab
@@ -262,4 +262,4 @@ def test_no_space_left_reaches_the_webhook(alert_lab, artifacts) -> None:
         _record_latency(artifacts, "GaleraDiskFull", got["received_at"] - t0)
     finally:
         alert_lab.unregister(name)
-        logs.refresh(alert_lab)
+        logs_stack.refresh(alert_lab)

@@ -28,7 +28,7 @@ from logship import collector_ports, endpoint, lines_of, start_collector, store_
 from clusterscope import gotools
 from clusterscope.clients.vlogs import Entry
 from clusterscope.lab import galera_nodes as gn
-from clusterscope.lab import logs
+from clusterscope.lab import logs_stack
 from clusterscope.lab.core import Lab, Service
 from clusterscope.logs import logsql
 
@@ -346,9 +346,9 @@ def test_every_lab_log_is_shipped_with_its_fields(tmp_path):
                 extra={"error_log": "/l/x.log", "node": "logs-test-x"}),
     ]
     cfg = collector.shipper_config(
-        logs.lab_sources(lab, services), endpoint="http://127.0.0.1:9/", storage_dir="/s",
+        logs_stack.lab_sources(lab, services), endpoint="http://127.0.0.1:9/", storage_dir="/s",
         health_endpoint="127.0.0.1:1", metrics_host="127.0.0.1", metrics_port=2,
-        extra=logs.service_streams(services))
+        extra=logs_stack.service_streams(services))
     got = {r["include"][0]: r["resource"] for r in cfg["receivers"].values()}
     # the description's logs: both nodes (running or not), garbd, the NDB cluster log
     assert got[node1] == {"cluster": "lab-galera", "component": "mariadb", "node": "node1"}
@@ -372,7 +372,7 @@ def test_every_lab_log_is_shipped_with_its_fields(tmp_path):
     assert all(zone in json.dumps(r["operators"]) for r in cfg["receivers"].values()
                if r["resource"]["component"] in ("mariadb", "ndb_mgmd"))
     # the receivers' ids (where the read offsets are kept) do not change between renders
-    again = collector.shipper_config(logs.lab_sources(lab, services), endpoint="x",
+    again = collector.shipper_config(logs_stack.lab_sources(lab, services), endpoint="x",
                                      storage_dir="/s", health_endpoint="h", metrics_host="m",
                                      metrics_port=2)
     assert set(again["receivers"]) <= set(cfg["receivers"])

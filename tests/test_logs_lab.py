@@ -19,7 +19,7 @@ import pytest
 from helpers import eventually, scrape, series
 
 from clusterscope.clients.vlogs import VLogs
-from clusterscope.lab import logs
+from clusterscope.lab import logs_stack
 from clusterscope.lab.core import Lab, Service, pid_alive
 from clusterscope.lab.mariadb import connect
 from clusterscope.logs import logsql
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.lab
 def logs_lab(lab):
     lab.ensure("ndb", "galera", "monitoring")
     real = Lab(lab.root, lab.port_base)
-    logs.refresh(real)
+    logs_stack.refresh(real)
     return lab
 
 
@@ -198,7 +198,7 @@ def test_a_service_that_comes_later_is_shipped_after_refresh(logs_lab, vlogs):
                           host="127.0.0.1", port=None, pid=None, log=str(log)))
     try:
         collector_pid = real.service("otelcol").pid
-        assert logs.refresh(real)  # what monitoring's after_lab_change() does: a SIGHUP
+        assert logs_stack.refresh(real)  # what monitoring's after_lab_change() does: a SIGHUP
         found = vlogs.wait_for(f'{{component="{name}"}} {_has(marker)}', t0 - 5, timeout=60)
         assert found[0].labels["cluster"] == "lab-galera"
         assert found[0].labels["level"] == "error"
@@ -206,7 +206,7 @@ def test_a_service_that_comes_later_is_shipped_after_refresh(logs_lab, vlogs):
         assert real.running("otelcol")
     finally:
         real.unregister(name)
-        logs.refresh(real)
+        logs_stack.refresh(real)
 
 
 def _metrics_ok(port: int) -> bool:
@@ -221,10 +221,10 @@ def test_victorialogs_down_stops_no_exporter_and_loses_no_line(logs_lab, vlogs):
     """Runs last in this module: it kills VictoriaLogs and brings it back."""
     real = Lab(logs_lab.root, logs_lab.port_base)
     exporters = [s for s in real.services() if (s.extra or {}).get("scrape")
-                 and s.name not in (logs.VLOGS, logs.OTELCOL) and s.port]
+                 and s.name not in (logs_stack.VLOGS, logs_stack.OTELCOL) and s.port]
     assert exporters
-    svc = real.service(logs.VLOGS)
-    otelcol_port = real.port(logs.OTELCOL)
+    svc = real.service(logs_stack.VLOGS)
+    otelcol_port = real.port(logs_stack.OTELCOL)
     try:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(svc.pid, signal.SIGKILL)
@@ -248,11 +248,11 @@ def test_victorialogs_down_stops_no_exporter_and_loses_no_line(logs_lab, vlogs):
                    30, "the line waiting in the collector's queue")
         down = {s.name: _metrics_ok(s.port) for s in exporters}
         assert all(down.values()), down
-        assert real.running(logs.OTELCOL)
+        assert real.running(logs_stack.OTELCOL)
     finally:
-        logs.up(real)  # VictoriaLogs back for whatever runs next
+        logs_stack.up(real)  # VictoriaLogs back for whatever runs next
     # the collector's retries deliver the line written while VictoriaLogs was down
     found = vlogs.wait_for(f'{{cluster="lab-galera", node="node3"}} {_has(marker)}', t0 - 5,
                            timeout=90)
     assert len(found) == 1
-    assert Path(real.service(logs.VLOGS).extra["data"]).is_dir()
+    assert Path(real.service(logs_stack.VLOGS).extra["data"]).is_dir()

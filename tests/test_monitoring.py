@@ -10,7 +10,7 @@ import pytest
 from helpers import eventually
 
 from clusterscope.clients.vm import VM
-from clusterscope.lab.monitoring import LAB_RULE_OVERRIDES
+from clusterscope.lab.monitoring_part import LAB_RULE_OVERRIDES
 from clusterscope.rules.config import load_config
 
 pytestmark = pytest.mark.lab

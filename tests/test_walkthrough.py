@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO, eventually
 
-from clusterscope.lab.monitoring import vm_client
+from clusterscope.lab.endpoints import lab_metrics
 
 SECTION = "## Compare before and after"
 PERIOD = "90s"
@@ -59,7 +59,7 @@ def _flush_setting(admin: Path) -> str:
 def test_the_walkthrough_runs_as_written_on_the_labs_galera(lab, tmp_path: Path,
                                                             artifacts: Path) -> None:
     lab.ensure("ndb", "galera", "monitoring")
-    vm = vm_client(lab.root)
+    vm = lab_metrics(lab.root).vm
     loadgen, _, steps = walkthrough()
     admin = tmp_path / "node1-admin.cnf"  # the lab's root login to node 1, over its socket
     admin.write_text(f"[client]\nuser=root\nsocket={lab.root / 'galera/node1/mysqld.sock'}\n")

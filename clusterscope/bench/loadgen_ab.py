@@ -40,7 +40,7 @@ from clusterscope_loadgen.runner import Runner
 from clusterscope_loadgen.stats import Window
 from clusterscope_loadgen.target import Target
 
-from clusterscope.bench.cli import run_cli
+from clusterscope.bench.cli_runner import run_cli
 
 FULL_RUN = 600.0  # the run length the issue asks a 2-point detectable change of
 

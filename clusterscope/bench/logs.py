@@ -31,7 +31,7 @@ from clusterscope_logs import collector
 
 from clusterscope import gotools
 from clusterscope.clients.vlogs import VLogs, VLogsError
-from clusterscope.lab import logs
+from clusterscope.lab import logs_stack
 from clusterscope.lab.core import Lab, lab_dir_from_env, wait_http
 from clusterscope.logs import store
 from clusterscope.paths import REPO
@@ -57,9 +57,9 @@ def _lines(n: int, tag: str) -> list[str]:
 def lab_log_rate() -> tuple[float, str]:
     """The running lab's lines per second over the last 10 minutes, else LAB_LOG_RATE."""
     lab = Lab(lab_dir_from_env())
-    if lab.running(logs.VLOGS):
+    if lab.running(logs_stack.VLOGS):
         try:
-            rows = VLogs(logs.vlogs_url(lab)).stats("_time:10m * | stats count() as lines")
+            rows = VLogs(logs_stack.vlogs_url(lab)).stats("_time:10m * | stats count() as lines")
             if rows:
                 return float(rows[0]["value"][1]) / 600, f"the lab at {lab.root}"
         except VLogsError:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import yaml
 
-from clusterscope.bench.cli import run_cli
+from clusterscope.bench.cli_runner import run_cli
 from clusterscope.stats import paired
 
 EXPORTER_ACCOUNTS = {"mysqld-exporter": "clusterscope_exporter",
@@ -204,7 +204,7 @@ def run() -> dict:
         run_cli(env, "lab", "up", "--galera", "--ndb", "--monitoring")
         from clusterscope.lab import galera_nodes
         from clusterscope.lab.core import Lab
-        from clusterscope.lab.ndb import _sock as ndb_sock
+        from clusterscope.lab.ndb_part import _sock as ndb_sock
         lab = Lab(root)
         cnf = Path(lab.service("galera-node1").client_config)
         scrape = Path(lab.service("victoria-metrics").extra["scrape_config"])

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from clusterscope.bench import soak_faults
 from clusterscope.bench import soak_judge as judge
-from clusterscope.bench.cli import run_cli
+from clusterscope.bench.cli_runner import run_cli
 from clusterscope.bench.soak_judge import Fault
 from clusterscope.lab.core import Lab, LabError, pid_alive
 
@@ -170,15 +170,15 @@ class Faults:
 
     # Galera ------------------------------------------------------------------------------
     def galera_ist(self, f: Fault, hold: float, sst: bool = False) -> None:
-        from clusterscope.lab import galera
         from clusterscope.lab import galera_nodes as gn
+        from clusterscope.lab import galera_part
         n = GALERA_NODE
         f.target = f"node{n}"
         gn.kill(self.lab, n)
         time.sleep(hold)
         f.hold = time.time() - f.start
-        gn.write_config(self.lab, n, galera.sst_method(self.lab))
-        galera.start_joiner(self.lab, n, force_sst=sst)
+        gn.write_config(self.lab, n, galera_part.sst_method(self.lab))
+        galera_part.start_joiner(self.lab, n, force_sst=sst)
 
     def galera_sst(self, f: Fault, hold: float) -> None:
         self.galera_ist(f, hold, sst=True)
@@ -209,8 +209,8 @@ class Faults:
 
     # NDB ----------------------------------------------------------------------------------
     def _ndb_sock(self) -> str:
-        from clusterscope.lab import ndb
-        svc = self.lab.service(ndb.MODEL)
+        from clusterscope.lab import ndb_part
+        svc = self.lab.service(ndb_part.MODEL)
         if svc is None:
             raise LabError("the NDB simulator is not up")
         return svc.extra["socket"]
@@ -236,15 +236,15 @@ class Faults:
         control.wait_restart(sock, res["restart_id"], res["planned_wall_secs"] * 3 + 60)
 
     def ndb_sql_kill(self, f: Fault, hold: float) -> None:
-        from clusterscope.lab import ndb
+        from clusterscope.lab import ndb_part
         serving = _query(self.vm_url, 'ndb_sql_node_serving{cluster="lab-ndb"} == 1')
         name = serving[0]["metric"]["sql_node"] if serving else "sql1"
         i = int(name.removeprefix("sql"))
         f.target = name
-        ndb.kill_sql(self.lab, i)
+        ndb_part.kill_sql(self.lab, i)
         time.sleep(hold)
         f.hold = time.time() - f.start
-        ndb.start_sql(self.lab, i)
+        ndb_part.start_sql(self.lab, i)
 
     # our processes ------------------------------------------------------------------------
     def _kill_and_start(self, f: Fault, service: str, start: Callable[[], object],
@@ -278,23 +278,23 @@ class Faults:
         self._kill_and_start(f, ndb_exporter.NAME, lambda: ndb_exporter.up(self.lab), hold)
 
     def kill_tracker(self, f: Fault, hold: float) -> None:
-        from clusterscope.lab import galera
-        self._kill_and_start(f, "galera-tracker", lambda: galera.start_tracker(self.lab), hold)
+        from clusterscope.lab import galera_part
+        self._kill_and_start(f, "galera-tracker", lambda: galera_part.start_tracker(self.lab), hold)
 
     def kill_inventory(self, f: Fault, hold: float) -> None:
-        from clusterscope.lab import monitoring
-        self._kill_and_start(f, monitoring.INVENTORY,
-                             lambda: monitoring.start_inventory(self.lab), hold)
+        from clusterscope.lab import monitoring_part
+        self._kill_and_start(f, monitoring_part.INVENTORY,
+                             lambda: monitoring_part.start_inventory(self.lab), hold)
 
     def restart_vm(self, f: Fault, hold: float) -> None:
-        from clusterscope.lab import monitoring
-        f.target = monitoring.VM
+        from clusterscope.lab import monitoring_part
+        f.target = monitoring_part.VM
         f.jobs = ["*"]
-        self.restarts.setdefault(monitoring.VM, []).append(time.time())
-        self.lab.stop(monitoring.VM)
+        self.restarts.setdefault(monitoring_part.VM, []).append(time.time())
+        self.lab.stop(monitoring_part.VM)
         f.hold = time.time() - f.start
-        monitoring.up(self.lab, argparse.Namespace(retention=None, logs_retention=None))
-        self.restarts[monitoring.VM].append(time.time())
+        monitoring_part.up(self.lab, argparse.Namespace(retention=None, logs_retention=None))
+        self.restarts[monitoring_part.VM].append(time.time())
         time.sleep(min(hold, 5))
 
     def hang_ndb_exporter(self, f: Fault, hold: float) -> None:
@@ -356,9 +356,9 @@ def _targets(vm_url: str, lab: Lab) -> tuple[dict[tuple[str, str], str], dict[st
 
 
 def _rule_for(lab: Lab) -> dict[str, float]:
-    from clusterscope.lab import monitoring
+    from clusterscope.lab import monitoring_part
     out: dict[str, float] = {}
-    for name in (monitoring.VMALERT, monitoring.VMALERT_LOGS):
+    for name in (monitoring_part.VMALERT, monitoring_part.VMALERT_LOGS):
         svc = lab.service(name)
         if svc is None:
             continue
@@ -410,13 +410,13 @@ def run(minutes: float | None = None) -> dict:
 
 def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     from clusterscope.deploy.scrape import SCRAPE_INTERVAL, SCRAPE_TIMEOUT
-    from clusterscope.lab import monitoring
+    from clusterscope.lab import monitoring_part
     interval = float(SCRAPE_INTERVAL.rstrip("s"))
     timeout = float(SCRAPE_TIMEOUT.rstrip("s"))
-    evaluation = float(monitoring.EVAL_INTERVAL.rstrip("s"))
+    evaluation = float(monitoring_part.EVAL_INTERVAL.rstrip("s"))
     # detection slack: a scrape, the evaluation delay, two evaluations, the webhook's path
     grace = 2 * interval + 3 * evaluation
-    vm_url = f"http://127.0.0.1:{lab.port(monitoring.VM)}"
+    vm_url = f"http://127.0.0.1:{lab.port(monitoring_part.VM)}"
     rule_for = _rule_for(lab)
     stale = soak_faults.check_names(set(rule_for))
     if stale:
@@ -439,7 +439,7 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     t0 = time.time()
     # what fired before the run (a lab up minutes ago: GaleraNodeRestarted) may fire again
     # when a fault cuts its series; it is reported as carried over, not as a wrong alert
-    before = monitoring.firing_now(lab)
+    before = monitoring_part.firing_now(lab)
     deadline = t0 + minutes * 60
     done: list[Fault] = []
     cycle = 0
@@ -499,7 +499,7 @@ def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]]
            windows_file: Path,
            span: tuple[float, float], rule_for: dict[str, float], grace: float,
            interval: float, timeout: float, active_before: list[dict]) -> dict:
-    from clusterscope.lab import monitoring
+    from clusterscope.lab import monitoring_part
     t0, t1 = span
     failures: list[str] = []
     # processes
@@ -543,9 +543,9 @@ def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]]
     if lost_total:
         failures.append(f"{lost_total} sample(s) lost outside the fault windows")
     # alerts
-    instances = judge.alert_instances(monitoring.received(lab))
+    instances = judge.alert_instances(monitoring_part.received(lab))
     alerts = judge.judge_alerts(instances, done, rule_for, grace, (t0, t1),
-                                monitoring.firing_now(lab), active_before)
+                                monitoring_part.firing_now(lab), active_before)
     missed = [r for r in alerts["expected"] if not r["ok"]]
     if missed:
         failures.append(f"{len(missed)} expected alert(s) missed or never resolved")
@@ -639,6 +639,3 @@ def _counts(rows: list[dict], done: list[Fault], t0: float) -> dict[str, dict]:
     return out
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--minutes", type=float,
-                   help="soak: minutes of faults (default 3; the first cycle always runs whole)")

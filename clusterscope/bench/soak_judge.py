@@ -186,7 +186,7 @@ class Fired:
 
 
 def alert_instances(rows: list[dict]) -> list[Fired]:
-    """Webhook rows (clusterscope.lab.monitoring.received) -> alert instances."""
+    """Webhook rows (clusterscope.lab.monitoring_part.received) -> alert instances."""
     by_key: dict[tuple, Fired] = {}
     for r in sorted(rows, key=lambda r: r["received_at"]):
         labels = {k: v for k, v in r["labels"].items() if k != "alertname"}

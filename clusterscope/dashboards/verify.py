@@ -15,29 +15,13 @@ import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from clusterscope.clients.vlogs import VLogs, VLogsError
-from clusterscope.clients.vm import VM, VMError
+from clusterscope.clients.vm import VMError
+from clusterscope.lab.endpoints import Source
 from clusterscope.logs.logsql import DATASOURCE_TYPE as LOGS_TYPE
 
 LABEL_VALUES = re.compile(r"^label_values\((?:(?P<sel>.*),\s*)?(?P<label>[a-zA-Z_]\w*)\)$")
-
-
-@dataclass
-class Endpoints:
-    vm: str
-    vlogs: str | None
-
-    @classmethod
-    def from_lab(cls, lab_dir: str | Path | None = None) -> Endpoints:
-        from clusterscope.lab import logs, monitoring
-        from clusterscope.lab.core import Lab, lab_dir_from_env
-
-        lab = Lab(lab_dir_from_env(lab_dir))
-        vm = monitoring.vm_client(lab.root)
-        vl = lab.service(logs.VLOGS)
-        return cls(vm.url, f"http://{vl.host}:{vl.port}" if vl and vl.port else None)
 
 
 @dataclass
@@ -89,9 +73,9 @@ def _panels(model: dict) -> Iterator[dict]:
 
 
 class Runner:
-    def __init__(self, ep: Endpoints, start: float, end: float, step: float = 15.0) -> None:
-        self.vm = VM(ep.vm)
-        self.vlogs = VLogs(ep.vlogs, timeout=30) if ep.vlogs else None
+    def __init__(self, src: Source, start: float, end: float, step: float = 15.0) -> None:
+        self.vm = src.vm
+        self.vlogs = VLogs(src.vlogs_url, timeout=30) if src.vlogs_url else None
         self.start, self.end, self.step = start, end, step
 
     # -- macros and variables ----------------------------------------------------------
@@ -191,11 +175,11 @@ def verify_model(runner: Runner, model: dict) -> list[Result]:
     return results
 
 
-def verify_all(ep: Endpoints, start: float, end: float, step: float = 15.0) -> list[Result]:
+def verify_all(src: Source, start: float, end: float, step: float = 15.0) -> list[Result]:
     from clusterscope.dashboards.explain import Explainer
     from clusterscope.dashboards.generate import build_all
 
-    runner = Runner(ep, start, end, step)
+    runner = Runner(src, start, end, step)
     models = build_all()
     results = list(itertools.chain.from_iterable(verify_model(runner, m)
                                                  for m in models.values()))

@@ -24,13 +24,11 @@ with a real Compose implementation.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import yaml
 
-from clusterscope import paths
-from clusterscope.deploy import dockerfile_lint, scrape
+from clusterscope.deploy import scrape
 from clusterscope.paths import REPO
 
 OUT = REPO / "compose" / "config"
@@ -128,18 +126,3 @@ def files() -> dict[Path, str]:
 COMMAND = "clusterscope deploy generate"
 
 
-def add_arguments(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("deploy", help="the Compose deployment: generate/check compose/config,"
-                       " lint the Dockerfiles")
-    dsub = p.add_subparsers(dest="deploy_cmd", required=True)
-    dsub.add_parser("generate", help="write compose/config/ from the lab's code").set_defaults(
-        func=cmd_generate, check=False)
-    dsub.add_parser("check", help="fail if compose/config/ is stale").set_defaults(
-        func=cmd_generate, check=True)
-    lint = dsub.add_parser("lint-dockerfiles", help="parse and lint the repository's Dockerfiles")
-    lint.add_argument("files", nargs="*", help="default: every Dockerfile in the repository")
-    lint.set_defaults(func=dockerfile_lint.cmd)
-
-
-def cmd_generate(args: argparse.Namespace) -> int:
-    return paths.generate("compose config", files(), args.check, hint=COMMAND)

@@ -8,9 +8,7 @@ final stage, apt lists cleaned in the same layer, no secrets in ENV/ARG, a HEALT
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,11 +94,3 @@ def lint(path: Path) -> list[Problem]:
     return problems
 
 
-def cmd(args: argparse.Namespace) -> int:
-    files = [Path(a) for a in args.files] or DOCKERFILES
-    problems = [p for path in files for p in lint(path)]
-    for p in problems:
-        print(f"dockerfile_lint: {p}", file=sys.stderr)
-    if not problems:
-        print(f"dockerfile_lint: {len(files)} Dockerfiles ok")
-    return 1 if problems else 0

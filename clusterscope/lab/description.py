@@ -25,7 +25,9 @@ from pathlib import Path
 import yaml
 from clusterscope_inventory.description import Description, parse
 
+from clusterscope.lab import galera_nodes as gn
 from clusterscope.lab.core import Lab
+from clusterscope.ndbsim import scenario as scenarios
 
 FILE = "clusterscope.yml"
 GALERA_CLUSTER = "lab-galera"
@@ -61,8 +63,19 @@ def galera_nodes(lab: Lab) -> list[int]:
     return list(range(1, int(lab.settings("galera").get("nodes", 3)) + 1))
 
 
-def ndb_sql_nodes(lab: Lab) -> list[int]:
-    return list(range(1, int(lab.settings("ndb").get("sql_nodes", 2)) + 1))
+# The NDB part's SQL node services: named here, beside the Galera nodes' (galera_nodes.py),
+# because the description names every node's address and the part starts them.
+SQL = "ndb-sql"
+DEFAULT_SQL_NODES = 2
+
+
+def sql_service(i: int) -> str:
+    """SQL node i's service: `ndb-sql` for the first (its name before there were more)."""
+    return SQL if i == 1 else f"{SQL}{i}"
+
+
+def sql_nodes(lab: Lab) -> list[int]:
+    return list(range(1, int(lab.settings("ndb").get("sql_nodes", DEFAULT_SQL_NODES)) + 1))
 
 
 ALERTING_DIR = ("monitoring", "alerting")
@@ -92,8 +105,6 @@ def _alerting(lab: Lab) -> dict:
 
 def ndb_data_nodes(lab: Lab) -> list[int]:
     """The simulated cluster's data node ids (its scenario's)."""
-    from clusterscope.ndbsim import scenario as scenarios
-
     path = lab.settings("ndb").get("scenario_path")
     try:
         return list(scenarios.load(path).data_nodes) if path else []
@@ -104,15 +115,12 @@ def ndb_data_nodes(lab: Lab) -> list[int]:
 def build(lab: Lab) -> dict:
     """The description as data, for the parts the lab has brought up. Every node lives on
     this one host, so every node names the lab's one node_exporter."""
-    from clusterscope.lab import galera_nodes as gn
-    from clusterscope.lab import ndb
-
     host = f"127.0.0.1:{lab.port('node-exporter')}"
     clusters: list[dict] = []
     if lab.settings("ndb"):
-        nodes = [{"name": f"sql{i}", "address": f"127.0.0.1:{lab.port(ndb.sql_service(i))}",
+        nodes = [{"name": f"sql{i}", "address": f"127.0.0.1:{lab.port(sql_service(i))}",
                   "node_exporter": host}
-                 for i in ndb_sql_nodes(lab)]
+                 for i in sql_nodes(lab)]
         nodes.append({"name": "mgmd", "role": "mgmd",
                       "log": str(lab.path("ndb") / "cluster.log")})
         nodes += [{"name": f"data{i}", "role": "data", "node_exporter": host}

@@ -11,7 +11,7 @@ logs (VictoriaLogs, the OpenTelemetry Collector, a second vmalert for the log ru
   appends each notification to `<lab>/monitoring/notifications.jsonl` (what tests and the
   demo read). Its configuration is rendered by the inventory from the lab description's
   `alerting:` section (clusterscope/lab/description.py), as in compose.
-- The logs: clusterscope.lab.logs; `vmalert-logs` evaluates the LogsQL rules (rules/vlogs/,
+- The logs: clusterscope.lab.logs_stack; `vmalert-logs` evaluates the LogsQL rules (rules/vlogs/,
   `type: vlogs` groups) against VictoriaLogs, with the same remote write, remote read and
   Alertmanager as vmalert (one vmalert has one datasource).
 """
@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -31,12 +30,10 @@ from pathlib import Path
 import yaml
 
 from clusterscope import gotools
-from clusterscope.clients.vm import VM as VMClient
-from clusterscope.clients.vm import VMError
 from clusterscope.deploy import scrape as contract
 from clusterscope.deploy.scrape import SCRAPE_INTERVAL, SCRAPE_TIMEOUT
-from clusterscope.lab import description, exporters, logs
-from clusterscope.lab.core import Lab, LabError, Service, lab_dir_from_env, open_lab, wait_http
+from clusterscope.lab import description, exporters, logs_stack
+from clusterscope.lab.core import Lab, LabError, Service, wait_http
 from clusterscope.lab.webhook import read_notifications
 from clusterscope.paths import REPO
 
@@ -85,25 +82,9 @@ def log_rules_glob(lab: Lab) -> str:
     return str(lab.path("monitoring", "rules") / LOG_RULES_DIR / "*.yml")
 
 
-def add_up_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--retention", default="30d",
-                   help="monitoring: VictoriaMetrics -retentionPeriod (default 30d)")
-    p.add_argument("--logs-retention", default=logs.RETENTION,
-                   help=f"monitoring: VictoriaLogs -retentionPeriod (default {logs.RETENTION})")
 
-
-def _url(lab: Lab, name: str) -> str:
+def service_url(lab: Lab, name: str) -> str:
     return f"http://127.0.0.1:{lab.port(name)}"
-
-
-def vm_client(lab_dir: str | Path | None = None) -> VMClient:
-    """A client for the VictoriaMetrics of the lab at `lab_dir` (default: the environment's)."""
-    lab = Lab(lab_dir_from_env(lab_dir))
-    svc = lab.service(VM)
-    if svc is None or svc.port is None:
-        raise VMError(f"no victoria-metrics in the lab at {lab.root}: run"
-                      " `clusterscope lab up --monitoring`")
-    return VMClient(f"http://{svc.host}:{svc.port}")
 
 
 def notifications_file(lab: Lab) -> Path:
@@ -135,7 +116,7 @@ def scrape_config(services: list[Service], lab: Lab | None = None) -> dict:
                             "metrics_path": path, "static_configs": statics})
     if lab is not None and any(s.name == INVENTORY for s in services):
         configs += contract.described_jobs(
-            _url(lab, INVENTORY),
+            service_url(lab, INVENTORY),
             {"mysqld_exporter": f"127.0.0.1:{lab.port(exporters.MYSQLD_EXPORTER)}",
              "ndbinfo_exporter": f"127.0.0.1:{lab.port('ndb-exporter')}"})
     return {"global": {"scrape_interval": SCRAPE_INTERVAL, "scrape_timeout": SCRAPE_TIMEOUT},
@@ -183,13 +164,13 @@ def start_inventory(lab: Lab) -> None:
                "--web.listen-address", f"127.0.0.1:{port}",
                "--alertmanager.config-file", str(alertmanager_config_file(lab)),
                "--alertmanager.secrets-dir", str(description.alerting_dir(lab)),
-               "--alertmanager.url", _url(lab, AM),
+               "--alertmanager.url", service_url(lab, AM),
                "--alertmanager.group-wait", "1s", "--alertmanager.group-interval", "5s"],
               port=port,
-              extra={"url": _url(lab, INVENTORY),
+              extra={"url": service_url(lab, INVENTORY),
                      "scrape": {"job": contract.INVENTORY_JOB, "path": "/metrics",
                                 "labels": {}}},
-              wait_ready=_ready(lab, INVENTORY, f"{_url(lab, INVENTORY)}/-/ready"))
+              wait_ready=_ready(lab, INVENTORY, f"{service_url(lab, INVENTORY)}/-/ready"))
 
 
 def start_node_exporter(lab: Lab) -> None:
@@ -214,7 +195,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
     start_inventory(lab)
     scrape = write_scrape_config(lab)
     vm_port = lab.port(VM)
-    vm_url = _url(lab, VM)
+    vm_url = service_url(lab, VM)
     lab.spawn(VM, NAME, "VictoriaMetrics single-node (scrapes the lab every 5 s)",
               [_binary("victoria-metrics"), f"-storageDataPath={home / 'vm-data'}",
                f"-httpListenAddr=127.0.0.1:{vm_port}", f"-retentionPeriod={retention}",
@@ -233,9 +214,9 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
     lab.spawn(WEBHOOK, NAME, "webhook receiver recording Alertmanager notifications",
               [sys.executable, "-m", "clusterscope.lab.webhook",
                "--listen", f"127.0.0.1:{wh_port}", "--out", str(out),
-               "--runbooks", str(REPO / "runbooks"), "--vmalert", _url(lab, VMALERT)],
+               "--runbooks", str(REPO / "runbooks"), "--vmalert", service_url(lab, VMALERT)],
               port=wh_port, extra={"notifications": str(out)},
-              wait_ready=_ready(lab, WEBHOOK, f"{_url(lab, WEBHOOK)}/"))
+              wait_ready=_ready(lab, WEBHOOK, f"{service_url(lab, WEBHOOK)}/"))
 
     am_port = lab.port(AM)
     am_cfg = alertmanager_config_file(lab)  # written by the inventory
@@ -244,11 +225,11 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
                f"--storage.path={home / 'alertmanager-data'}",
                f"--web.listen-address=127.0.0.1:{am_port}",
                "--cluster.listen-address=",  # no gossip port: one local instance
-               f"--web.external-url={_url(lab, AM)}"],
+               f"--web.external-url={service_url(lab, AM)}"],
               port=am_port,
-              extra={"url": _url(lab, AM), "config": str(am_cfg),
+              extra={"url": service_url(lab, AM), "config": str(am_cfg),
                      "scrape": {"job": "alertmanager", "path": "/metrics", "labels": {}}},
-              wait_ready=_ready(lab, AM, f"{_url(lab, AM)}/-/ready"))
+              wait_ready=_ready(lab, AM, f"{service_url(lab, AM)}/-/ready"))
 
     va_port = lab.port(VMALERT)
     rules_glob = write_rules(lab)
@@ -258,22 +239,22 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
                # every alert 30 s late); CLUSTERSCOPE_VMALERT_EVAL_DELAY measures the difference
                f"-rule.evalDelay={os.environ.get('CLUSTERSCOPE_VMALERT_EVAL_DELAY', '1s')}",
                f"-remoteWrite.url={vm_url}", f"-remoteRead.url={vm_url}",
-               f"-notifier.url={_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
+               f"-notifier.url={service_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
                "-remoteWrite.flushInterval=1s", f"-httpListenAddr=127.0.0.1:{va_port}",
                "-configCheckInterval=10s",  # picks up rules rewritten by `lab up monitoring`
                # the links in notifications ({{ $externalURL }}, rules/config.yaml `links`):
                # the webhook serves the runbooks and sends alert sources on to vmalert
-               f"-external.url={_url(lab, WEBHOOK)}", "-loggerLevel=WARN"],
+               f"-external.url={service_url(lab, WEBHOOK)}", "-loggerLevel=WARN"],
               port=va_port,
-              extra={"url": _url(lab, VMALERT), "rules": rules_glob,
+              extra={"url": service_url(lab, VMALERT), "rules": rules_glob,
                      "scrape": {"job": "vmalert", "path": "/metrics", "labels": {}}},
-              wait_ready=_ready(lab, VMALERT, f"{_url(lab, VMALERT)}/health"))
+              wait_ready=_ready(lab, VMALERT, f"{service_url(lab, VMALERT)}/health"))
 
-    logs.up(lab, getattr(args, "logs_retention", None) or logs.RETENTION)
+    logs_stack.up(lab, getattr(args, "logs_retention", None) or logs_stack.RETENTION)
     start_vmalert_logs(lab)
     write_scrape_config(lab)
-    print(f"lab: monitoring up: VictoriaMetrics {vm_url}, vmalert {_url(lab, VMALERT)},"
-          f" Alertmanager {_url(lab, AM)}, VictoriaLogs {logs.vlogs_url(lab)},"
+    print(f"lab: monitoring up: VictoriaMetrics {vm_url}, vmalert {service_url(lab, VMALERT)},"
+          f" Alertmanager {service_url(lab, AM)}, VictoriaLogs {logs_stack.vlogs_url(lab)},"
           f" notifications in {out}", flush=True)
 
 
@@ -287,38 +268,27 @@ def start_vmalert_logs(lab: Lab) -> None:
     lab.spawn(VMALERT_LOGS, NAME, "vmalert evaluating the log rules (rules/vlogs/) against"
               " VictoriaLogs every 5 s",
               [_binary("vmalert"), f"-rule={log_rules_glob(lab)}",
-               f"-datasource.url={logs.vlogs_url(lab)}", "-rule.evalDelay=1s",
-               f"-remoteWrite.url={_url(lab, VM)}", f"-remoteRead.url={_url(lab, VM)}",
-               f"-notifier.url={_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
+               f"-datasource.url={logs_stack.vlogs_url(lab)}", "-rule.evalDelay=1s",
+               f"-remoteWrite.url={service_url(lab, VM)}",
+               f"-remoteRead.url={service_url(lab, VM)}",
+               f"-notifier.url={service_url(lab, AM)}", f"-evaluationInterval={EVAL_INTERVAL}",
                "-remoteWrite.flushInterval=1s", f"-httpListenAddr=127.0.0.1:{port}",
-               "-configCheckInterval=10s", f"-external.url={_url(lab, WEBHOOK)}",
+               "-configCheckInterval=10s", f"-external.url={service_url(lab, WEBHOOK)}",
                "-loggerLevel=WARN"],
               port=port,
-              extra={"url": _url(lab, VMALERT_LOGS), "rules": log_rules_glob(lab),
+              extra={"url": service_url(lab, VMALERT_LOGS), "rules": log_rules_glob(lab),
                      "scrape": {"job": "vmalert", "path": "/metrics", "labels": {}}},
-              wait_ready=_ready(lab, VMALERT_LOGS, f"{_url(lab, VMALERT_LOGS)}/health"))
+              wait_ready=_ready(lab, VMALERT_LOGS, f"{service_url(lab, VMALERT_LOGS)}/health"))
 
 
 def after_lab_change(lab: Lab) -> None:
     description.write(lab)
     write_scrape_config(lab)
-    if lab.service(logs.OTELCOL) is not None:
-        logs.refresh(lab)
+    if lab.service(logs_stack.OTELCOL) is not None:
+        logs_stack.refresh(lab)
 
 
-# -- `clusterscope lab monitoring ...` ------------------------------------------------------
-def add_commands(lsub: argparse._SubParsersAction) -> None:
-    p = lsub.add_parser("monitoring", help="the lab's alerts and scrape targets")
-    msub = p.add_subparsers(dest="monitoring_cmd", required=True)
-    a = msub.add_parser("alerts", help="what the webhook received and what fires now")
-    a.add_argument("--json", action="store_true")
-    a.set_defaults(func=cmd_alerts)
-    t = msub.add_parser("targets", help="VictoriaMetrics' scrape targets and their health")
-    t.add_argument("--json", action="store_true")
-    t.set_defaults(func=cmd_targets)
-
-
-def _get_json(url: str) -> dict:
+def get_json(url: str) -> dict:
     try:
         with urllib.request.urlopen(url, timeout=10) as resp:
             return json.loads(resp.read())
@@ -344,59 +314,8 @@ def firing_now(lab: Lab) -> list[dict]:
     alerts = []
     for name in (VMALERT, VMALERT_LOGS):
         if lab.service(name) is not None:
-            data = _get_json(f"{_url(lab, name)}/api/v1/alerts")
+            data = get_json(f"{service_url(lab, name)}/api/v1/alerts")
             alerts += (data.get("data") or {}).get("alerts") or []
     return [{"alertname": a.get("name"), "state": a.get("state"), "labels": a.get("labels", {}),
              "value": a.get("value"), "activeAt": a.get("activeAt")}
             for a in alerts]
-
-
-def _open(args: argparse.Namespace) -> Lab:
-    lab = open_lab(args)
-    if lab.service(VM) is None:
-        raise LabError(f"monitoring is not up in {lab.root}: run `clusterscope lab up"
-                       " --monitoring`")
-    return lab
-
-
-def cmd_alerts(args: argparse.Namespace) -> int:
-    try:
-        lab = _open(args)
-        got, now = received(lab), firing_now(lab)
-    except LabError as exc:
-        print(f"lab monitoring alerts: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps({"received": got, "active": now}, indent=2))
-        return 0
-    print(f"received by the webhook ({len(got)}):")
-    for r in got:
-        when = time.strftime("%H:%M:%S", time.localtime(r["received_at"]))
-        extra = {k: v for k, v in r["labels"].items() if k not in ("alertname", "severity")}
-        print(f"  {when} {r['status']:<8} {r['alertname']} {extra}")
-        if r["annotations"].get("summary"):
-            print(f"           {r['annotations']['summary']}")
-    print(f"active in vmalert now ({len(now)}):")
-    for a in now:
-        extra = {k: v for k, v in a["labels"].items() if k not in ("alertname", "severity")}
-        print(f"  {a['state']:<8} {a['alertname']} {extra} value={a['value']}")
-    return 0
-
-
-def cmd_targets(args: argparse.Namespace) -> int:
-    try:
-        lab = _open(args)
-        data = _get_json(f"{_url(lab, VM)}/api/v1/targets")
-    except LabError as exc:
-        print(f"lab monitoring targets: {exc}", file=sys.stderr)
-        return 1
-    active = data.get("data", {}).get("activeTargets", [])
-    if args.json:
-        print(json.dumps(active, indent=2))
-        return 0
-    fmt = "{:<18} {:<28} {:<6} {}"
-    print(fmt.format("JOB", "TARGET", "HEALTH", "LAST ERROR"))
-    for t in sorted(active, key=lambda t: (t["labels"].get("job", ""), t["scrapeUrl"])):
-        print(fmt.format(t["labels"].get("job", ""), t["scrapeUrl"].split("//", 1)[-1],
-                         t.get("health", "?"), t.get("lastError") or ""))
-    return 0

@@ -15,7 +15,7 @@ from clusterscope_logs import collector
 from clusterscope_logs import formats as log_formats
 
 from clusterscope.clients.vlogs import VLogs, VLogsError
-from clusterscope.lab.logs import vlogs_client
+from clusterscope.lab import endpoints
 from clusterscope.logs import logsql
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
@@ -69,7 +69,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 
 
 def _vlogs(args: argparse.Namespace) -> VLogs:
-    return VLogs(args.logs_url) if args.logs_url else vlogs_client(args.lab_dir)
+    return endpoints.logs(args.logs_url, args.lab_dir)
 
 
 def _fmt_ts(ts_ns: int) -> str:

@@ -13,8 +13,9 @@ from clusterscope.analysis import compare, report
 from clusterscope.analysis.baseline import pin_to_vm
 from clusterscope.analysis.periods import FORMS, Period, PeriodError
 from clusterscope.analysis.quantities import DEFAULT_QUANTITIES
-from clusterscope.clients import endpoints
 from clusterscope.clients.vm import VMError
+from clusterscope.commands import vm_options
+from clusterscope.lab.endpoints import Source
 
 BASELINES_ENV = "CLUSTERSCOPE_BASELINES_DIR"
 
@@ -57,7 +58,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser, write: bool = False) -> None:
-    endpoints.add_arguments(p, write=write)
+    vm_options.add_arguments(p, write=write)
     p.add_argument("--quantities", help="JSON file of quantities to compare (default: built-in)")
     p.add_argument("--only", metavar="NAME[,NAME]",
                    help="only these quantities, by name (e.g. ndb_restart_total,ndb_restart_phase)")
@@ -86,7 +87,7 @@ def _quantities(args: argparse.Namespace) -> list[compare.Quantity]:
     return quantities
 
 
-def _baselines_dir(args: argparse.Namespace, src: endpoints.Source | None) -> Path:
+def _baselines_dir(args: argparse.Namespace, src: Source | None) -> Path:
     if args.baselines_dir:
         return Path(args.baselines_dir)
     if os.environ.get(BASELINES_ENV):
@@ -100,7 +101,7 @@ def _baselines_dir(args: argparse.Namespace, src: endpoints.Source | None) -> Pa
 def cmd_compare(args: argparse.Namespace) -> int:
     try:
         quantities = _quantities(args)
-        src = endpoints.source(args)
+        src = vm_options.source(args)
         vm = src.vm
         after_p = Period.parse(args.after)
         after = compare.collect(vm, quantities, after_p, args.experiment)
@@ -142,7 +143,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_baseline(args: argparse.Namespace) -> int:
     if args.baseline_cmd == "list":
         try:
-            src: endpoints.Source | None = endpoints.source(args)
+            src: Source | None = vm_options.source(args)
         except VMError:
             src = None  # listing reads only files
         d = _baselines_dir(args, src)
@@ -153,7 +154,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     try:
         period = Period.parse(args.period)
         quantities = _quantities(args)
-        src = endpoints.source(args)
+        src = vm_options.source(args)
         samples = compare.collect(src.vm, quantities, period)
     except (PeriodError, VMError, OSError, ValueError) as exc:
         print(f"baseline: {exc}", file=sys.stderr)
@@ -179,7 +180,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     try:
-        src = endpoints.source(args)
+        src = vm_options.source(args)
         vm = src.vm
         period = Period.parse(args.period)
         comparison = None

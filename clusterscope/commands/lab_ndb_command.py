@@ -1,44 +1,21 @@
-"""The lab's NDB cluster, SIMULATED: MariaDBs serving `ndbinfo` plus the model driving them.
-
-Services: one MariaDB per SQL node, `ndb-sql` (sql1) and `ndb-sql2`... (database `ndbinfo`,
-account `ndbinfo_exporter` with SELECT on ndbinfo.* only; its 0600 client config is the
-service's client_config), and `ndb-model` (`python -m clusterscope.ndbsim`, writing the same
-rows into every SQL node as a real cluster's SQL nodes all read them from the data nodes;
-extra["cluster_log"] = the simulated ndb_mgmd cluster log). Then the lab's mysqld_exporter
-and ndbinfo_exporter join (`clusterscope.lab.exporters`, `clusterscope.lab.ndb_exporter`).
-"""
+"""`clusterscope lab ndb ...` and the NDB part's `lab up` options: the simulated cluster's
+restarts, stops, faults and version profile, through the simulator's control socket."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import functools
 import json
-import os
-import signal
 import sys
-import time
 from collections.abc import Callable
 
 from ndbinfo_exporter.schema import version_tuple
 
-from clusterscope.lab import description, exporters, mariadb, ndb_exporter
-from clusterscope.lab.core import Lab, LabError, open_lab, pid_alive
+from clusterscope.lab import description, ndb_part
+from clusterscope.lab.core import LabError, open_lab
 from clusterscope.ndbsim import control
-from clusterscope.ndbsim import scenario as scenarios
 from clusterscope.ndbsim.control import ControlError
-
-NAME = "ndb"
-HELP = "NDB Cluster SIMULATOR: MariaDB serving ndbinfo views, driven by a cluster model"
-SQL = "ndb-sql"
-MODEL = "ndb-model"
-ACCOUNT = exporters.NDB_USER
-DEFAULT_SQL_NODES = 2
-MAX_SQL_NODES = 3  # the lab's port table has room for three (clusterscope/lab/ports.py)
-FAULTS = ("transporter-overload", "transporter-slowdown", "lcp-stall", "arbitrator-lost",
-          "restart-stuck", "long-transaction",
-          "view-error", "null-columns", "ndbinfo-offline", "clear")
 
 
 def add_up_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,148 +23,15 @@ def add_up_arguments(p: argparse.ArgumentParser) -> None:
                    " file (kept for the lab's lifetime)")
     p.add_argument("--ndb-version", help="NDB version profile the simulator serves: 7.5, 7.6,"
                    " 8.0, 8.4 or a release such as 8.0.36 (default: the scenario's)")
-    p.add_argument("--ndb-sql-nodes", type=int, choices=range(1, MAX_SQL_NODES + 1),
-                   help=f"how many SQL nodes serve ndbinfo (default {DEFAULT_SQL_NODES}; kept"
-                        " for the lab)")
+    p.add_argument("--ndb-sql-nodes", type=int, choices=range(1, ndb_part.MAX_SQL_NODES + 1),
+                   help="how many SQL nodes serve ndbinfo (default"
+                        f" {description.DEFAULT_SQL_NODES}; kept for the lab)")
 
 
-def sql_service(i: int) -> str:
-    """SQL node i's service: `ndb-sql` for the first (its name before there were more)."""
-    return SQL if i == 1 else f"{SQL}{i}"
 
 
-def sql_nodes(lab: Lab) -> list[int]:
-    return list(range(1, int(lab.settings(NAME).get("sql_nodes", DEFAULT_SQL_NODES)) + 1))
-
-
-def _check_traversable(lab: Lab) -> None:
-    """The server runs as `mysql`: every directory above its files must let others in."""
-    for d in [lab.root, *lab.root.parents]:
-        if d.exists() and not d.stat().st_mode & 0o001:
-            raise LabError(f"{d} is not traversable by the `mysql` user (mode"
-                           f" {d.stat().st_mode & 0o777:o}); `chmod o+x {d}` or use another"
-                           " --lab-dir")
-
-
-def _base(lab: Lab, i: int = 1):
-    return lab.path("ndb", "sql" if i == 1 else f"sql{i}")
-
-
-def _sock(lab: Lab, i: int = 1):
-    sock = _base(lab, i) / "mysqld.sock"
-    if len(str(sock)) >= 108:
-        raise LabError(f"the socket path {sock} is {len(str(sock))} characters; unix sockets"
-                       " allow 107: use a shorter --lab-dir")
-    return sock
-
-
-def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
-    settings = lab.settings(NAME)
-    scen = getattr(args, "ndb_scenario", None) or settings.get("scenario") or "default"
-    version = getattr(args, "ndb_version", None) or settings.get("version")
-    try:
-        path = scenarios.resolve(scen)
-        sc = scenarios.load(str(path))
-        version = version or sc.version
-        version_tuple(version)
-    except ValueError as exc:
-        raise LabError(str(exc)) from exc
-    count = getattr(args, "ndb_sql_nodes", None) or settings.get("sql_nodes") \
-        or DEFAULT_SQL_NODES
-    running = lab.running(SQL) and lab.running(MODEL)
-    if running and (settings.get("scenario_path"), settings.get("version"),
-                    settings.get("sql_nodes", count)) != (str(path), version, count):
-        print(f"lab: ndb already runs scenario {settings.get('scenario')} version"
-              f" {settings.get('version')} with {settings.get('sql_nodes')} SQL nodes;"
-              " `lab down` first to change it", file=sys.stderr)
-    if not running:
-        lab.save_settings(NAME, {"scenario": scen, "scenario_path": str(path),
-                                 "version": version, "data_version": None,
-                                 "sql_nodes": count})
-    _check_traversable(lab)
-    description.write(lab)
-    for i in sql_nodes(lab):
-        start_sql(lab, i)
-    if not lab.running(MODEL):
-        settings = lab.settings(NAME)
-        cluster_log = lab.path("ndb") / "cluster.log"
-        argv = [sys.executable, "-m", "clusterscope.ndbsim",
-                *[a for i in sql_nodes(lab) for a in ("--socket", str(_sock(lab, i)))],
-                "--scenario", settings["scenario_path"], "--version", settings["version"],
-                "--cluster-log", str(cluster_log), "--sql-port", str(lab.port(SQL))]
-        if settings.get("data_version"):
-            argv += ["--data-version", settings["data_version"]]
-        started = time.time()
-        sock = _sock(lab)
-
-        def ready() -> None:
-            _wait_model(lab, sock, started, 60)
-
-        lab.spawn(MODEL, NAME, f"NDB cluster model, scenario {settings['scenario']},"
-                  f" version {settings['version']} (updates ndbinfo every second)", argv,
-                  port=None, simulated=True, wait_ready=ready,
-                  extra={"cluster_log": str(cluster_log), "scenario": settings["scenario"],
-                         "version": settings["version"], "socket": str(sock)})
-    exporters.ensure_mysqld_exporter(lab)
-    ndb_exporter.up(lab)
-
-
-def start_sql(lab: Lab, i: int) -> None:
-    """SQL node i: a MariaDB serving the simulated ndbinfo (idempotent)."""
-    name = sql_service(i)
-    if lab.running(name):
-        return
-    base, sock, port = _base(lab, i), _sock(lab, i), lab.port(name)
-    lab.require_free(port, name)
-    mariadb.prepare_instance(base, port, {"innodb_buffer_pool_size": "32M",
-                                          "max_heap_table_size": "256M",
-                                          "innodb_flush_log_at_trx_commit": 2})
-    lab.unregister(name)  # a killed node's record must not block its start
-    svc = mariadb.start_server(lab, name, NAME, f"MariaDB serving the simulated ndbinfo"
-                               f" schema (NDB SQL node {i} stand-in)", base, port,
-                               simulated=True)
-    mariadb.ensure_account(lab, sock, ACCOUNT, ["SELECT ON ndbinfo.*"])
-    cnf = mariadb.client_config(lab, name, ACCOUNT, port)
-    lab.register(dataclasses.replace(svc, client_config=str(cnf),
-                                     extra={**svc.extra, "sql_node": f"sql{i}"}))
-
-
-def kill_sql(lab: Lab, i: int) -> None:
-    """SIGKILL SQL node i (a crash): the model goes on writing the others."""
-    name = sql_service(i)
-    svc = lab.service(name)
-    if svc is None or not pid_alive(svc.pid, svc.start_time):
-        raise LabError(f"{name} is not running")
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(svc.pid, signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while pid_alive(svc.pid, svc.start_time):
-        if time.monotonic() > deadline:
-            raise LabError(f"{name} (pid {svc.pid}) still alive after SIGKILL")
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(svc.pid, os.WNOHANG)
-        time.sleep(0.1)
-
-
-def _wait_model(lab: Lab, sock, started: float, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        if not lab.running(MODEL):
-            raise LabError("the NDB model exited while starting")
-        try:
-            st = control.state(sock)
-            if st.get("wall", 0) >= started:
-                return
-        except Exception as exc:  # noqa: BLE001 - not there yet
-            last = exc
-        time.sleep(0.3)
-    raise LabError(f"the NDB model did not report within {timeout:.0f} s ({last})")
-
-
-# -- `clusterscope lab ndb ...` ---------------------------------------------------------
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(NAME, help="control the simulated NDB cluster (restarts, faults)")
+    p = sub.add_parser(ndb_part.NAME, help="control the simulated NDB cluster (restarts, faults)")
     nsub = p.add_subparsers(dest="ndb_cmd", required=True)
     st = nsub.add_parser("status", help="the model's nodes, LCP, restarts and faults")
     st.add_argument("--json", action="store_true")
@@ -233,7 +77,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         k.set_defaults(func=cmd_sql, action=cmd)
 
     f = nsub.add_parser("fault", help="inject (or with --off clear) a fault")
-    f.add_argument("fault", choices=FAULTS)
+    f.add_argument("fault", choices=ndb_part.FAULTS)
     f.add_argument("--off", action="store_true")
     f.add_argument("--node", type=int, help="transporter faults: reporting data node;"
                    " long-transaction: the data node whose TC holds it (default: the first)")
@@ -254,8 +98,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 def _open(args: argparse.Namespace):
     lab = open_lab(args)
-    svc = lab.service(MODEL)
-    if svc is None or not lab.running(MODEL) or not lab.running(SQL):
+    svc = lab.service(ndb_part.MODEL)
+    if svc is None or not lab.running(ndb_part.MODEL) or not lab.running(description.SQL):
         raise LabError("the NDB simulator is not running: `clusterscope lab up --ndb`")
     return lab, svc.extra["socket"]
 
@@ -348,14 +192,14 @@ def cmd_all(args: argparse.Namespace) -> int:
 @_command
 def cmd_sql(args: argparse.Namespace) -> int:
     lab = open_lab(args)
-    if args.sql_node not in sql_nodes(lab):
-        raise LabError(f"the lab's NDB cluster has SQL nodes {sql_nodes(lab)}")
+    if args.sql_node not in description.sql_nodes(lab):
+        raise LabError(f"the lab's NDB cluster has SQL nodes {description.sql_nodes(lab)}")
     if args.action == "kill-sql":
-        kill_sql(lab, args.sql_node)
-        print(f"{sql_service(args.sql_node)} killed (SIGKILL)")
+        ndb_part.kill_sql(lab, args.sql_node)
+        print(f"{description.sql_service(args.sql_node)} killed (SIGKILL)")
     else:
-        start_sql(lab, args.sql_node)
-        print(f"{sql_service(args.sql_node)} running")
+        ndb_part.start_sql(lab, args.sql_node)
+        print(f"{description.sql_service(args.sql_node)} running")
     return 0
 
 
@@ -388,9 +232,9 @@ def cmd_version(args: argparse.Namespace) -> int:
         raise LabError(str(exc)) from exc
     res = control.send(sock, {"cmd": "version", "version": args.version,
                               "data_version": args.data_nodes})
-    lab.save_settings(NAME, {"version": res["version"],
+    lab.save_settings(ndb_part.NAME, {"version": res["version"],
                              "data_version": res["data_version"]})
-    svc = lab.service(MODEL)
+    svc = lab.service(ndb_part.MODEL)
     if svc is not None:
         lab.register(dataclasses.replace(svc, extra={**svc.extra, "version": res["version"],
                                                      "data_version": res["data_version"]}))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from clusterscope.clients import endpoints
+from clusterscope.commands import vm_options
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +17,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     v = dsub.add_parser("verify", help="run every panel's query against a VictoriaMetrics or"
                         " Prometheus (default: the lab's, and its VictoriaLogs) and say which"
                         " panels fill and why the others are empty")
-    endpoints.add_arguments(v)
+    vm_options.add_arguments(v)
     v.add_argument("--minutes", type=float, default=30.0, help="time range to query")
     v.add_argument("--json", action="store_true")
     v.set_defaults(func=cmd_verify)
@@ -37,14 +37,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     import time
 
     from clusterscope.clients.vm import VMError
-    from clusterscope.dashboards.verify import Endpoints, verify_all
+    from clusterscope.dashboards.verify import verify_all
 
     end = time.time()
     try:
-        src = endpoints.source(args)
-        # the lab's log store only with the lab's VictoriaMetrics
-        ep = Endpoints.from_lab(src.lab) if src.lab else Endpoints(src.vm.url, None)
-        results = verify_all(ep, end - args.minutes * 60, end)
+        src = vm_options.source(args)
+        results = verify_all(src, end - args.minutes * 60, end)
     except VMError as exc:
         print(f"dashboards verify: {exc}", file=sys.stderr)
         return 2

@@ -26,9 +26,8 @@ from clusterscope_logs import collector
 from clusterscope_logs import formats as lf
 
 from clusterscope import gotools
-from clusterscope.clients.vlogs import VLogs, VLogsError
 from clusterscope.lab import description
-from clusterscope.lab.core import Lab, LabError, Service, lab_dir_from_env, wait_http
+from clusterscope.lab.core import Lab, LabError, Service, wait_http
 from clusterscope.logs import store
 
 PART = "monitoring"
@@ -45,15 +44,6 @@ DEFAULT_CLUSTER = "lab"
 
 def vlogs_url(lab: Lab) -> str:
     return f"http://127.0.0.1:{lab.port(VLOGS)}"
-
-
-def vlogs_client(lab_dir: str | Path | None = None) -> VLogs:
-    """A client for the VictoriaLogs of the lab at `lab_dir` (default: the environment's)."""
-    lab = Lab(lab_dir_from_env(lab_dir))
-    if lab.service(VLOGS) is None:
-        raise VLogsError(f"no VictoriaLogs in the lab {lab.root}; `clusterscope lab up"
-                         " --monitoring`")
-    return VLogs(vlogs_url(lab))
 
 
 # -- VictoriaLogs ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`clusterscope lab up|status|down` and each part's own commands."""
+"""`clusterscope lab up|status|down`, and each part's options and commands
+(`lab ndb ...`, `lab galera ...`, `lab monitoring ...`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,13 @@ import json
 import shutil
 import sys
 
+from clusterscope.commands import lab_galera_command, lab_monitoring_command, lab_ndb_command
 from clusterscope.lab.core import Lab, LabError, open_lab, pid_alive
 from clusterscope.lab.parts import PARTS, lab_changed
+
+# Each part's `lab up` options and `lab <part> ...` commands, by part name (lab/parts.py).
+PART_COMMANDS = {"ndb": lab_ndb_command, "galera": lab_galera_command,
+                 "monitoring": lab_monitoring_command}
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
@@ -23,8 +29,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     up = lsub.add_parser("up", help="bring parts up (no flag: every part)")
     for name, mod in parts.items():
         up.add_argument(f"--{name}", action="store_true", help=mod.HELP)
-        if hasattr(mod, "add_up_arguments"):
-            mod.add_up_arguments(up)
+        PART_COMMANDS[name].add_up_arguments(up)
     up.set_defaults(func=cmd_up)
 
     st = lsub.add_parser("status", help="every service: what, where, pid, log, client config")
@@ -35,9 +40,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     down.add_argument("--wipe", action="store_true", help="also delete the lab directory")
     down.set_defaults(func=cmd_down)
 
-    for mod in parts.values():
-        if hasattr(mod, "add_commands"):
-            mod.add_commands(lsub)
+    for name in parts:
+        PART_COMMANDS[name].add_commands(lsub)
 
 
 def cmd_up(args: argparse.Namespace) -> int:
