@@ -79,7 +79,6 @@ def test_fk_run_with_a_killed_node(galera_lab, small: Path, tmp_path: Path) -> N
             pytest.fail("round 1 did not finish")
         t_kill_before = time.time()
         galera_lab.cli("lab", "galera", "kill-node", "2")
-        t_kill_after = time.time()
         time.sleep(2)
         t_sync_before = time.time()
         galera_lab.cli("lab", "galera", "start-node", "2")

@@ -45,11 +45,11 @@ from clusterscope.bench import soak_faults
 from clusterscope.bench import soak_judge as judge
 from clusterscope.bench.cli_runner import run_cli
 from clusterscope.bench.soak_judge import Fault
+from clusterscope.bench.soak_watch import GaleraWatch
 from clusterscope.lab.core import Lab, LabError, pid_alive
 
 EXPERIMENT = "read_backup"
 GALERA_NODE = 3  # the loadgen uses node1 and node2; node3 is the one that fails
-LOADGEN_NODES = (1, 2)
 NDB_NODE = 2
 ROTATE_NODE, RECOPY_NODE = 2, 1
 SHORT_HOLD = 6.0  # a short soak's hold per fault: at least one scrape missed
@@ -116,39 +116,6 @@ class Sampler(threading.Thread):
                 except (OSError, StopIteration):
                     continue
                 self.samples.setdefault(name, []).append((now, s.pid, rss, fds))
-
-
-class GaleraWatch(threading.Thread):
-    """What the loadgen's nodes went through, seen every second on their own: each change of
-    the membership (wsrep_cluster_conf_id) and each second a node was not Synced or did not
-    answer, as (from, to) intervals. The loadgen judges a window by snapshots before and
-    after it; this is the independent account its windows are checked against."""
-
-    def __init__(self, lab: Lab, nodes: tuple[int, ...] = LOADGEN_NODES) -> None:
-        super().__init__(daemon=True)
-        self.lab, self.nodes = lab, nodes
-        self.events: list[tuple[float, float, str]] = []
-        self.stop_event = threading.Event()
-
-    def run(self) -> None:
-        from clusterscope.lab import galera_nodes as gn
-        last: dict[int, tuple[float, str | None]] = {}
-        while not self.stop_event.wait(1.0):
-            for n in self.nodes:
-                now = time.time()
-                try:
-                    v = gn.status_vars(self.lab, n)
-                    conf = v.get("wsrep_cluster_conf_id")
-                    state = v.get("wsrep_local_state_comment")
-                except Exception as exc:  # noqa: BLE001 - a node that does not answer is one
-                    conf, state = None, f"no answer ({type(exc).__name__})"
-                before = last.get(n)
-                if before is not None and before[1] != conf:
-                    self.events.append((before[0], now, f"node{n} membership {before[1]} ->"
-                                                        f" {conf}"))
-                elif before is not None and state != "Synced":
-                    self.events.append((before[0], now, f"node{n} {state}"))
-                last[n] = (now, conf)
 
 
 # -- faults ---------------------------------------------------------------------------------
@@ -467,6 +434,7 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     recording = {"span": [t0, t1], "served": [[*k, v] for k, v in served.items()],
                  "restarts": faults.restarts, "faults": [vars(f) for f in done],
                  "samples": sampler.samples, "load": sampler.load, "events": watch.events,
+                 "unanswered": watch.unanswered,
                  "active_before": before,
                  "rule_for": rule_for,
                  "grace": grace, "interval": interval, "timeout": timeout,
@@ -489,13 +457,16 @@ def rejudge(recording: Path) -> dict:
     faults = [Fault(**f) for f in r["faults"]]
     samples = {k: [tuple(x) for x in v] for k, v in r["samples"].items()}
     events = [tuple(e) for e in r["events"]]
+    unanswered = [tuple(e) for e in r.get("unanswered", [])]
     return _judge(Lab(Path(r["lab"])), r["vm_url"], served, r["restarts"], faults, samples,
-                  r["load"], events, Path(r["windows_file"]), tuple(r["span"]), r["rule_for"],
-                  r["grace"], r["interval"], r["timeout"], r.get("active_before", []))
+                  r["load"], (events, unanswered), Path(r["windows_file"]), tuple(r["span"]),
+                  r["rule_for"], r["grace"], r["interval"], r["timeout"],
+                  r.get("active_before", []))
 
 
 def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]],
-           done: list[Fault], samples: dict, load: list, events: list,
+           done: list[Fault], samples: dict, load: list,
+           seen: tuple[list, list],
            windows_file: Path,
            span: tuple[float, float], rule_for: dict[str, float], grace: float,
            interval: float, timeout: float, active_before: list[dict]) -> dict:
@@ -560,7 +531,8 @@ def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]]
     except (OSError, json.JSONDecodeError) as exc:
         windows = []
         failures.append(f"the loadgen wrote no windows ({exc})")
-    win = judge.judge_windows(windows, done, events)
+    events, unanswered = seen
+    win = judge.judge_windows(windows, done, events, unanswered=unanswered)
     if not win["ok"]:
         failures.append("loadgen windows judged wrong (see windows)")
     errors = [f"{f.kind}: {f.error}" for f in done if f.error]
@@ -587,6 +559,8 @@ def _judge(lab: Lab, vm_url: str, served: dict, restarts: dict[str, list[float]]
         "alerts_ambient": alerts["ambient"],
         "alerts_carried_over": alerts["carried_over"],
         "galera_events": [[round(a - t0, 1), round(b - t0, 1), why] for a, b, why in events],
+        "galera_unanswered": [[round(a - t0, 1), round(b - t0, 1), why]
+                              for a, b, why in unanswered],
         "alerts_unresolved": alerts["explained_but_unresolved"],
         "alerts_active_at_end": [f"{a['alertname']} {a['state']}"
                                  for a in alerts["active_at_end"]],

@@ -309,13 +309,15 @@ def _still_expected(entry: dict, faults: list[Fault], rule_for: dict[str, float]
 
 # -- loadgen windows --------------------------------------------------------------------------
 def judge_windows(windows: list[dict], faults: list[Fault], events: list[tuple],
-                  edge: float = 1.0) -> dict:
+                  edge: float = 1.0, unanswered: list[tuple] | tuple = ()) -> dict:
     """A window that holds a cluster event seen on the loadgen's nodes (`events`: (from,
-    to, what): a membership change, a node not Synced or not answering, somewhere between
-    two looks a second apart) wholly inside it, `edge` seconds clear of its ends, must be
-    invalid. One that only touches an event (the loadgen's snapshots at its ends take time,
-    so which side of them the change fell is not known), or lies within a Galera fault
-    (a steady, smaller cluster), may be either; every other window must be valid."""
+    to, what), the interval the event surely lies in: a membership change between two
+    looks, a look that read a node not Synced) wholly inside it, `edge` seconds clear of
+    its ends, must be invalid. One that only touches an event (which side of the window's
+    ends it fell is not known), lies within a Galera fault (a steady, smaller cluster) or
+    overlaps a look the nodes did not answer (`unanswered`: the watcher knows nothing
+    then, and a machine too busy to answer it may fail the loadgen's snapshots too) may be
+    either; every other window must be valid."""
     out = {"windows": 0, "invalidated_as_expected": 0, "degraded_either": 0,
            "valid_as_expected": 0, "valid_but_spanned_an_event": [],
            "invalid_outside_faults": []}
@@ -328,7 +330,7 @@ def judge_windows(windows: list[dict], faults: list[Fault], events: list[tuple],
         a, b = w["start"], w["end"]
         hit_event = any(a + edge <= e[0] and e[1] <= b - edge for e in events)
         in_fault = (any(a <= s1 and b >= s0 for s0, s1 in spans)
-                    or any(a <= e[1] and b >= e[0] for e in events))
+                    or any(a <= e[1] and b >= e[0] for e in (*events, *unanswered)))
         if hit_event:
             if w["valid"]:
                 out["valid_but_spanned_an_event"].append(_brief(w))
