@@ -113,8 +113,8 @@ def variant_share(res: Result, name: str, threads: int, rate: float | None = Non
     """A variant's share of a shared window as a sysbench result of its own: its steps,
     rows, stale reads and latencies; errors and exit status of the window. Its rate:
     `rate` (events per second; time-sliced: over its measured slots) or, interleaved,
-    threads / its mean step latency, the relative per-statement latency in a mixed load
-    turned into a rate (not what the threads would reach on this variant alone)."""
+    threads / its mean step latency: the relative per-statement latency in a mixed load
+    turned into a rate, the mixed_statement estimand, not a whole-workload rate."""
     vr = res.variants.get(name, VariantRun())
     if rate is not None:
         per_s = rate / vr.steps if vr.steps else 0.0
