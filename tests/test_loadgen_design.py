@@ -19,8 +19,6 @@ from clusterscope_loadgen.summary import summary
 from clusterscope_loadgen.sysbench import Result
 from clusterscope_loadgen.target import Target
 
-pytestmark = pytest.mark.pure
-
 
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_the_slot_plan_is_mirrored_randomised_and_balanced(k: int) -> None:

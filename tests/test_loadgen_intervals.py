@@ -13,8 +13,6 @@ from clusterscope_loadgen import estimators, intervals, multiplicity
 from clusterscope_loadgen.estimators import Unit
 from clusterscope_loadgen.stats import paired
 
-pytestmark = pytest.mark.pure
-
 
 def ar1(n: int, rho: float, rng: random.Random, mean: float = 0.0, sd: float = 0.03
         ) -> list[float]:

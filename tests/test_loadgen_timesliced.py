@@ -10,9 +10,12 @@ import random
 import time
 from pathlib import Path
 
+import pytest
 from clusterscope_loadgen import designs, estimators, slots, sysbench
 from clusterscope_loadgen.stats import Window
 
+# starts sysbench: the tools lane (tests/lanes.py once the lanes land)
+pytestmark = pytest.mark.tools("sysbench")
 SCRIPT = Path(__file__).with_name("test_loadgen_fixtures") / "cs_spin.lua"
 THREADS = 2
 

@@ -17,7 +17,6 @@ from clusterscope_loadgen.stats import Window
 from clusterscope_loadgen.target import Health, Target
 
 FIXTURES = Path(__file__).with_name("test_loadgen_fixtures")
-pytestmark = pytest.mark.pure
 
 
 # -- statistics ----------------------------------------------------------------------------

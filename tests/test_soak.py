@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from clusterscope.bench import soak, soak_faults, soak_watch
+from clusterscope.bench import soak, soak_faults
 from clusterscope.bench import soak_judge as judge
 from clusterscope.bench.soak_judge import Fault
 
@@ -138,7 +138,7 @@ def test_a_slow_look_places_a_change_before_its_answer_not_its_question() -> Non
         time.sleep(0.3)
         return {"wsrep_cluster_conf_id": "6", "wsrep_local_state_comment": "Synced"}
 
-    watch = soak_watch.GaleraWatch(None, nodes=(1,), read=read)  # type: ignore[arg-type]
+    watch = soak.GaleraWatch(None, nodes=(1,), read=read)  # type: ignore[arg-type]
     last: dict = {}
     watch.look(1, last)
     watch.look(1, last)
@@ -162,7 +162,7 @@ def test_a_look_without_an_answer_is_no_membership_change() -> None:
             raise a
         return a
 
-    watch = soak_watch.GaleraWatch(None, nodes=(2,), read=read)  # type: ignore[arg-type]
+    watch = soak.GaleraWatch(None, nodes=(2,), read=read)  # type: ignore[arg-type]
     last: dict = {}
     for _ in range(3):
         watch.look(2, last)

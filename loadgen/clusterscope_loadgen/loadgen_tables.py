@@ -206,11 +206,11 @@ class Tables:
 
     def settle(self) -> None:
         """After bulk writes (a pre-fill, a trim's deletes), wait until the nodes have applied
-        them: the other nodes apply the big write-sets late and pause everyone's commits by flow control meanwhile, which
-        the next window would measure. Settled: on every node used, twice in a row, flow
-        control inactive and nothing queued to send or apply (wsrep_flow_control_active,
-        wsrep_local_send_queue, wsrep_local_recv_queue: codership/galera
-        galera/src/replicator_smm_stats.cpp, release_26.4.18 0bc393fb)."""
+        them: the other nodes apply the big write-sets late and pause everyone's commits by
+        flow control meanwhile, which the next window would measure. Settled: on every node
+        used, twice in a row, flow control inactive and nothing queued to send or apply
+        (wsrep_flow_control_active, wsrep_local_send_queue, wsrep_local_recv_queue:
+        codership/galera galera/src/replicator_smm_stats.cpp, release_26.4.18 0bc393fb)."""
         if not self.galera or not self.bulk:
             return
         self.bulk = 0
