@@ -202,8 +202,13 @@ def _number(text: str | None) -> float | None:
 def health(t: Target, node: Endpoint, galera: bool) -> Health:
     try:
         conn = connect(t, node, timeout=3.0)
-    except pymysql.MySQLError as exc:
-        return Health(node, False, error=str(exc))
+    except pymysql.MySQLError:
+        # A node that is down refuses at once; one on a machine too busy to answer in 3 s
+        # gets a longer second chance before its window is called invalid.
+        try:
+            conn = connect(t, node, timeout=10.0)
+        except pymysql.MySQLError as exc:
+            return Health(node, False, error=str(exc))
     try:
         st = status(conn, "uptime")
         h = Health(node, True, uptime=int(st.get("uptime", 0)))
