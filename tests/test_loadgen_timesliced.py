@@ -57,11 +57,11 @@ def test_every_thread_runs_the_slots_variant_and_units_pair_half_blocks() -> Non
     us, raw, plan = _sliced("a;step_us=1000|b;step_us=1250", ["a", "b"], 0.5, 0.1, blocks=3)
     assert all(s.complete for s in raw), [(s.index, s.measured) for s in raw]
     assert len(us) == 6 and sorted(u.part for u in us) == list(range(6))
-    # each slot measured ~ (slot - washout) x threads / step: nothing of the washout
-    for s in raw:
-        assert s.washout > 0 and s.measured > 0
-        share = s.measured / (s.measured + s.washout)
-        assert 0.65 < share < 0.95, (s.index, s.measured, s.washout)
+    # the washout's completions are counted apart: about washout / slot of them (0.2 here;
+    # one slot alone can be off on a busy machine, the run's total is not)
+    assert all(s.measured > 0 for s in raw)
+    share = sum(s.washout for s in raw) / sum(s.washout + s.measured for s in raw)
+    assert 0.1 < share < 0.32, [(s.index, s.measured, s.washout) for s in raw]
 
 
 def test_the_time_sliced_estimate_is_the_whole_workload_effect() -> None:

@@ -498,3 +498,12 @@ def test_summary_counts_the_row_checks_made_before_truncations() -> None:
     assert text.count("found 5, expected 5..5: OK") == 1
     text = summary({**result, "verification": [bad, ok]})
     assert "found 4, expected 5..5: MISMATCH" in text and "all OK" not in text
+
+
+def test_the_client_cpu_of_the_steps_is_read_where_the_scripts_print_it() -> None:
+    line = ("CSVAR tid=0 name=fk2 steps=10 rows=10 attempted=10 stale=0 queries=10"
+            " time=0.020000 delay=0.000000 hist=280:10 cpu=0.004000")
+    r = sysbench.parse(line + "\n" + line.replace("tid=0", "tid=1"))
+    assert r.variants["fk2"].cpu_seconds == pytest.approx(0.008)
+    old = sysbench.parse(line.rsplit(" cpu=", 1)[0])  # a script without it
+    assert old.variants["fk2"].cpu_seconds == 0.0 and old.variants["fk2"].steps == 10

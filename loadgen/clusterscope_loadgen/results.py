@@ -30,6 +30,7 @@ class WindowResult:
     interleaved: bool = False  # shared its window with the other variants of its group
     mean_latency: float = 0.0  # mean step latency (seconds) timed by the Lua script
     delay_seconds: float = 0.0  # mean injected calibration delay per step (delay_us)
+    client_cpu: float = 0.0  # mean client CPU seconds per step (the Lua thread's own)
     design: str = ""
     estimand: str = ""
     slots: tuple[SlotMeasure, ...] = ()  # time-sliced: every slot of the window's group
@@ -89,7 +90,8 @@ class WindowResult:
                 "saturated": self.saturated, "valid": self.valid,
                 "reasons": list(self.reasons), "warmup": self.warmup,
                 "interleaved": self.interleaved, "mean_latency": self.mean_latency,
-                "delay_seconds": self.delay_seconds, "design": self.design,
+                "delay_seconds": self.delay_seconds, "client_cpu": self.client_cpu,
+                "design": self.design,
                 "estimand": self.estimand, "rows": dict(self.rows),
                 "status": {k: dict(v) for k, v in self.status.items()},
                 "polls": self.polls, "polls_failed": self.polls_failed,

@@ -284,9 +284,9 @@ class Runner:
                              design=design, estimand=designs.ESTIMAND[design], rows=rows,
                              status=status, polls=len(seen.looks), polls_failed=seen.failed)
             vr = res.variants.get(v.name)
-            if vr is not None:
-                w.mean_latency, w.delay_seconds = vr.mean_latency, (
-                    vr.delay_seconds / vr.steps if vr.steps else 0.0)
+            if vr is not None and vr.steps:
+                w.mean_latency, w.delay_seconds = vr.mean_latency, vr.delay_seconds / vr.steps
+                w.client_cpu = vr.cpu_seconds / vr.steps
             if plan is not None:
                 w.slots, w.k = mine, plan.k
                 w.slot_seconds, w.washout_seconds = plan.slot, plan.washout
