@@ -55,6 +55,11 @@ class Unit:
     def overhead(self) -> float:
         return 1.0 - self.variant / self.baseline
 
+    @property
+    def key(self) -> tuple[int, int]:
+        """Names the unit within its run: a time-sliced round holds several."""
+        return self.seq, self.part
+
 
 def _usable(units: Sequence[Unit]) -> list[Unit]:
     return [u for u in units if u.baseline > 0]
