@@ -277,7 +277,7 @@ class Demo:
             units = last("loadgen_overhead_pairs", sel)
             n = 0 if math.isnan(units) else int(units)
             v = float(r["value"][1])
-            level_text = "95%" if math.isnan(level) else f"{level:.1%}"
+            level_text = "95%" if math.isnan(level) else f"{level * 100:.4g}%"
             text = f"{v * 100:+.1f}%" + ("  (too few units: no interval yet)" if math.isnan(low)
                                          else f"  {level_text} CI [{low * 100:+.1f}%,"
                                               f" {high * 100:+.1f}%]")

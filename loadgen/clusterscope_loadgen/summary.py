@@ -48,7 +48,7 @@ def _estimate(name: str, est: dict) -> list[str]:
                f"; {'significant' if est.get('significant') else 'not significant'}"
                f" (Holm p {holm:.3f})")
     lines = [f"  overhead {name} vs {est['baseline']}{primary} [{est.get('estimand', '?')}]:"
-             f" {_pct(o['mean'])} [{level:.1%} CI {_pct(o['low'])}, {_pct(o['high'])}] over"
+             f" {_pct(o['mean'])} [{level * 100:.4g}% CI {_pct(o['low'])}, {_pct(o['high'])}] over"
              f" {units}{verdict}",
              f"    detectable change (95%, 80% power): {_points(o['min_detectable'])} vs 0,"
              f" {_points(o.get('min_detectable_difference'))} before/after;"
