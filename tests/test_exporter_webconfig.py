@@ -37,7 +37,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-from ndbinfo_exporter import webconfig
+from ndbinfo_exporter.web import tls_context
 
 from clusterscope.lab.ports import port as lab_port
 
@@ -295,7 +295,7 @@ EXPECTED_HEADERS = {"Strict-Transport-Security": "max-age=63072000",
                     "X-XSS-Protection": "0", "Content-Security-Policy": "default-src 'none'"}
 SANS = ("  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: client2.pem\n"
         "  client_allowed_sans:\n")
-ALL_CIPHERS = [c for c in webconfig._CIPHERS]  # every name Go's tls.CipherSuites() has
+ALL_CIPHERS = [c for c in tls_context.CIPHERS]  # every name Go's tls.CipherSuites() has
 
 
 def users(pki: PKI, tls: bool) -> str:
@@ -745,5 +745,5 @@ def test_openssl_names_of_the_go_cipher_suites() -> None:
     out = subprocess.run(["openssl", "ciphers", "-stdname", "ALL"], check=True,
                          capture_output=True, text=True).stdout
     std = dict(line.split()[:3:2] for line in out.splitlines() if " - " in line)
-    for go, openssl in webconfig._CIPHERS.items():
+    for go, openssl in tls_context.CIPHERS.items():
         assert std.get(go) == (openssl or go), go

@@ -1,5 +1,5 @@
 """The HTTP(S) endpoint: the telemetry path, a landing page, and the web config's door (TLS,
-client certificates, basic auth, response headers, rate limit; see webconfig)."""
+client certificates, basic auth, response headers, rate limit; see the web package)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector as _RegistryCollector
 
 from ndbinfo_exporter.clusters import ClusterSet
+from ndbinfo_exporter.errors import ConfigError
 from ndbinfo_exporter.families import Family
-from ndbinfo_exporter.mycnf import ConfigError
 from ndbinfo_exporter.scrape import Scraper
-from ndbinfo_exporter.webconfig import WebConfig, allowed_sans_reject
+from ndbinfo_exporter.web.tls_context import allowed_sans_reject
+from ndbinfo_exporter.web.webconfig import WebConfig
 
 log = logging.getLogger("ndbinfo_exporter.http")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
