@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import eventually
+from lanes import starts
 
 from clusterscope import gotools
 from clusterscope import maintenance as mw
@@ -169,6 +170,7 @@ def amtool_route(config: Path, labels: str) -> str:
 
 # -- routes from the settings a user writes ---------------------------------------------------
 @pytest.fixture(scope="module")
+@starts("python")
 def readme_config(tmp_path_factory) -> Path:
     """alertmanager.yml as the inventory renders README's example (no Alertmanager)."""
     tmp = tmp_path_factory.mktemp("readme")
@@ -199,6 +201,7 @@ def readme_config(tmp_path_factory) -> Path:
     # the dead man's switch, whatever its severity says
     ("alertname=ClusterscopeWatchdog severity=info", "heartbeat"),
 ])
+@pytest.mark.tools("amtool")
 def test_amtool_routes_each_severity_from_the_settings_a_user_writes(
         readme_config, labels, receiver) -> None:
     """F16/N9: critical has its own receiver, info a quiet one, the Watchdog the heartbeat.
@@ -217,6 +220,7 @@ def test_the_heartbeat_and_every_credential_are_files(readme_config) -> None:
     assert receivers["nobody"] == {"name": "nobody"}
 
 
+@pytest.mark.tools("python")
 def test_a_literal_secret_in_the_description_is_refused(tmp_path) -> None:
     desc = tmp_path / "clusterscope.yml"
     desc.write_text(yaml.safe_dump({"clusters": [CLUSTER], "alerting": {
@@ -232,6 +236,7 @@ def test_a_literal_secret_in_the_description_is_refused(tmp_path) -> None:
 
 # -- delivery by the real Alertmanager --------------------------------------------------------
 @pytest.fixture(scope="module")
+@starts("alertmanager", "python")
 def stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("am")
     posts, mails = Posts(), Mails()

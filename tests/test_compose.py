@@ -25,6 +25,7 @@ from clusterscope_inventory.description import DescriptionError
 from clusterscope_inventory.server import Inventory, make_server
 from clusterscope_logs import collector
 from helpers import eventually
+from lanes import starts
 from logship import endpoint, lines_of, start_collector, store_and_shipper
 from test_logs_formats import MARIADB_SST, NDB_MANUAL
 
@@ -91,6 +92,7 @@ EVERYTHING = {"COMPOSE_PROFILES": "ndb,galera,loadgen", "LOADGEN_CLUSTER": "stag
 
 
 @pytest.fixture(scope="module")
+@starts("docker-compose")
 def models(secrets_dir) -> dict[str, dict]:
     """The interpolated model of each way users run it."""
     return {
@@ -179,6 +181,7 @@ def test_published_ports_bind_loopback_unless_opted_in(models, model) -> None:
         assert port.get("host_ip") == "127.0.0.1", (name, port)
 
 
+@pytest.mark.tools("docker-compose")
 def test_bind_address_is_an_opt_in(secrets_dir) -> None:
     model = json.loads(run_config(secrets_dir, env={"BIND_ADDR": "0.0.0.0"}).stdout)
     assert {p["host_ip"] for s in model["services"].values() for p in s.get("ports", [])} \
@@ -199,6 +202,7 @@ def test_grafana_password_has_no_default(models, secrets_dir, tmp_path) -> None:
     assert proc.returncode != 0 and "GRAFANA_ADMIN_PASSWORD_FILE" in proc.stderr, proc.stderr
 
 
+@pytest.mark.tools("docker-compose")
 @pytest.mark.parametrize("setting", ["LOG_ROOT", "CLUSTER_LOG_GID"])
 def test_a_missing_setting_is_named(secrets_dir, tmp_path, setting: str) -> None:
     proc = config_without(setting, secrets_dir, tmp_path)
@@ -283,6 +287,7 @@ def test_logs_and_description_are_mounted_where_their_paths_say(models) -> None:
 
 
 # -- the configs, through the real tools --------------------------------------------------
+@pytest.mark.tools("victoria-metrics")
 def test_scrape_config_passes_victoriametrics_dry_run(tmp_path) -> None:
     env = dict(os.environ)
     vm = str(gotools.build(gotools.TOOLS["victoria-metrics"]))  # the release compose pins
@@ -299,6 +304,7 @@ def test_scrape_config_passes_victoriametrics_dry_run(tmp_path) -> None:
     assert {"ndbinfo", "galera", "galera_tracker", "loadgen"} <= jobs  # what rules select
 
 
+@pytest.mark.tools("amtool", "python")
 def test_alertmanager_reads_what_the_inventory_writes(models, secrets_dir, tmp_path) -> None:
     """Compose's Alertmanager reads the file the inventory writes from the description's
     `alerting:` section (a shared volume), its receivers' credentials from
@@ -359,6 +365,7 @@ def test_node_exporter_watches_the_docker_host(models) -> None:
     assert hosts == {"node-exporter:9100"}
 
 
+@pytest.mark.tools("victoria-logs")
 def test_victorialogs_runs_the_labs_release_with_its_flags(models, tmp_path) -> None:
     """compose's VictoriaLogs is the release the lab builds, with the lab's flags
     (clusterscope.logs.store) plus compose's retention and disk cap; the real binary of that
@@ -380,6 +387,7 @@ def test_victorialogs_runs_the_labs_release_with_its_flags(models, tmp_path) -> 
         proc.wait(30)
 
 
+@pytest.mark.tools("go")
 def test_the_collector_image_is_the_labs_collector() -> None:
     """compose/otelcol/Dockerfile builds what gotools builds for the lab: the same go.mod, go.sum
     and Go files (the lab's binary name carries their digest), the same version stamp."""
@@ -394,6 +402,7 @@ def test_the_collector_image_is_the_labs_collector() -> None:
     assert f"FROM golang:{go_version}-bookworm AS build" in dockerfile  # the lab's Go
 
 
+@pytest.mark.tools("otelcol", "python", "victoria-logs")
 def test_compose_ships_real_cluster_logs_as_the_description_says(models, tmp_path) -> None:
     """compose's log path without a Docker engine: the real inventory serves the collector's
     configuration for a description whose logs are under LOG_ROOT; the real collector reads

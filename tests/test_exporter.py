@@ -28,6 +28,7 @@ import bcrypt
 import pymysql
 import pytest
 from helpers import Samples, shared_fixture, val
+from lanes import starts
 from ndbinfo_exporter import main as exporter_main
 from ndbinfo_exporter import mycnf, schema
 from ndbinfo_exporter.collectors import ALL
@@ -203,6 +204,7 @@ class Scratch:
 
 
 @pytest.fixture(scope="module")
+@starts("mariadb")
 def scratch() -> Iterator[Scratch]:
     root = Path(tempfile.mkdtemp(prefix="cs-exporter-"))
     root.chmod(0o755)
@@ -784,6 +786,7 @@ def parsed(body: str) -> dict[tuple, float]:
     return Samples.of_families(text_string_to_metric_families(body))
 
 
+@pytest.mark.tools("openssl", "python")
 def test_process_tls_auth_secrets_and_db_down(scratch: Scratch, cur, tmp_path: Path) -> None:
     crt, key = make_cert(tmp_path)
     web_pw = "scrape-" + os.urandom(6).hex()

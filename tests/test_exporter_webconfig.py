@@ -41,6 +41,8 @@ from ndbinfo_exporter.web import tls_context
 
 from clusterscope.lab.ports import port as lab_port
 
+pytestmark = pytest.mark.tools("python")
+
 PORT = lab_port(int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")), "exporter-test-web")
 USERS = {"scraper": "scr4pe-Me!", "grafana": "gr@fana-7"}  # our own; cost 10 like upstream's
 BCRYPT_COST = 10
@@ -740,6 +742,7 @@ def test_stricter_refusals_at_start(pki: PKI, exporters: Exporters, config: str,
     assert problem in started.stderr and "Traceback" not in started.stderr
 
 
+@pytest.mark.tools("openssl")
 def test_openssl_names_of_the_go_cipher_suites() -> None:
     """The table of Go names -> OpenSSL names against this OpenSSL's own mapping."""
     out = subprocess.run(["openssl", "ciphers", "-stdname", "ALL"], check=True,

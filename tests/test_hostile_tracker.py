@@ -270,6 +270,7 @@ Unwrapper().feed(json.dumps({"log": line}))
     TS + "Member 1.1 (" * 30_000,
     TS + "Server " + "x" * 400_000,
 ], ids=["digits", "word", "open-parens", "member", "server-name"])
+@pytest.mark.tools("python")
 def test_huge_adversarial_lines_finish(line: str) -> None:
     """Found by reading the patterns, kept as regressions: before, each of these lines
     held the tracker for minutes (Python's re holds the GIL, so in a subprocess with a

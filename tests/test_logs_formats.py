@@ -23,6 +23,7 @@ from clusterscope_inventory.description import LogSource
 from clusterscope_logs import collector
 from clusterscope_logs import formats as lf
 from helpers import eventually, shared_fixture
+from lanes import starts
 from logship import collector_ports, endpoint, lines_of, start_collector, store_and_shipper
 
 from clusterscope import gotools
@@ -178,6 +179,7 @@ def ship(tmp_path: Path, inputs: dict[str, tuple[str, list[str], str | None]]
 
 
 @pytest.fixture(scope="module")
+@starts("otelcol", "victoria-logs")
 def shipped(tmp_path_factory) -> dict[str, list[Entry]]:
     pxc, pxc_json = lines_of(pxc80_ist()), lines_of(pxc80_json())
     return ship(tmp_path_factory.mktemp("shipped"), {
@@ -378,6 +380,7 @@ def test_every_lab_log_is_shipped_with_its_fields(tmp_path):
     assert set(again["receivers"]) <= set(cfg["receivers"])
 
 
+@pytest.mark.tools("otelcol")
 def test_the_configuration_passes_the_collectors_own_validation(tmp_path):
     cfg = collector.shipper_config(
         [LogSource("c", "n", comp, f"/logs/{comp}.log", "Europe/Berlin", False)
@@ -400,6 +403,7 @@ def test_the_configuration_passes_the_collectors_own_validation(tmp_path):
     assert no.returncode != 0 and "no_such_operator" in no.stderr
 
 
+@pytest.mark.tools("otelcol", "victoria-logs")
 def test_a_collector_restart_ships_nothing_twice(tmp_path):
     """The read offsets are kept in file_storage: after a restart the collector goes on
     where it stopped (promtail's positions file did the same)."""
@@ -426,6 +430,7 @@ def test_a_collector_restart_ships_nothing_twice(tmp_path):
         assert len(lines) == 8 and len(set(lines)) == 8, lines
 
 
+@pytest.mark.tools("victoria-logs")
 def test_victorialogs_takes_the_loki_push_protocol(tmp_path):
     """A user's existing Loki client (promtail, Alloy, Fluent Bit's `loki` output) can push
     to VictoriaLogs: its Loki push endpoint takes Loki's JSON, and the stream's labels

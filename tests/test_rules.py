@@ -34,6 +34,8 @@ from rules_scenarios import (
 from clusterscope import paths
 from clusterscope.rules import generate
 
+pytestmark = pytest.mark.tools("promtool")
+
 REPO = Path(__file__).resolve().parents[1]
 # the alerts on log lines: LogsQL (tests/test_logs_alerts.py runs them), not for promtool
 LOG_RULE_FILES = sorted((REPO / "rules" / "vlogs").glob("*.yml"))
@@ -46,6 +48,7 @@ def test_promtool_check_rules_accepts_every_file() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.tools("vmalert")
 def test_vmalert_accepts_the_rules() -> None:
     proc = subprocess.run(["vmalert", f"-rule={REPO}/rules/*.yml", "-dryRun"],
                           capture_output=True, text=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 from rules_scenarios import (
     GALERA,
@@ -16,6 +17,8 @@ from rules_scenarios import (
     promtool_test,
     rule,
 )
+
+pytestmark = pytest.mark.tools("promtool")
 
 C = {"cluster": "lab-ndb", "simulated": "true"}
 

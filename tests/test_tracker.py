@@ -563,6 +563,7 @@ def rsync(src: Path, dst: Path) -> None:
     subprocess.run(["rsync", "-I", str(src), str(dst)], check=True)
 
 
+@pytest.mark.tools("rsync")
 def test_a_log_copied_again_counts_nothing_twice(tmp_path: Path) -> None:
     """F5 (reviews/newcomer-ecosystem.md): three rsyncs of an unchanged log counted one SST
     three times. The log-time watermark skips what was read, whatever the inode."""
