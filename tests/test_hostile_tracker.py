@@ -19,12 +19,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from galera_tracker.log_lines import parse_timestamp
 from galera_tracker.parser import (
     Aborted,
     NodeParser,
     Recovery,
     StateChange,
-    parse_timestamp,
 )
 from galera_tracker.state import Tracker
 from galera_tracker.wrapped import MAX_PARTIAL, Unwrapper
