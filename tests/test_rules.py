@@ -84,6 +84,21 @@ def test_every_alert_has_labels_annotations_and_a_runbook_page() -> None:
     assert sorted(pages) == sorted(seen), "alerts and runbook pages must be one to one"
 
 
+def test_a_runbook_starts_with_its_own_components_first_steps() -> None:
+    """An on-call reader of a stack alert is told to look at the stack, not the loadgen: each
+    component's pages open their Diagnosis with that component's commands."""
+    opening = {"Ndb": "ndb_mgm -e show", "Galera": "SHOW GLOBAL STATUS WHERE Variable_name",
+               "Host": "df -h; df -i", "Clusterscope": "docker compose ps",
+               "Loadgen": "loadgen_(window|pair|overhead)",
+               "Experiment": "loadgen_(window|pair|overhead)"}
+    for page in (REPO / "runbooks").glob("*.md"):
+        if page.stem == "README":
+            continue
+        prefix = re.match(r"[A-Z][a-z]+", page.stem).group(0)
+        diagnosis = page.read_text().split("## Diagnosis", 1)[1].split("## Mitigation")[0]
+        assert opening[prefix] in diagnosis, f"{page.name}: not its component's first steps"
+
+
 # -- restart regression (field facts section 2) ----------------------------------------------
 NODE = {"cluster": "lab-ndb", "node_id": "2", "simulated": "true"}
 WINDOW = 15  # seconds after a completion at which the verdict is checked (restarts are

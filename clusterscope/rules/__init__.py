@@ -1,5 +1,7 @@
-"""The alerting bundle: rules per component, their runbooks and the shared config.
+"""The alerting bundle: records and alerts as code, each alert with its runbook beside it.
 
-`config` (rules/config.yaml), `model` (Alert, Group), one module per component (`ndb`,
-`galera`, `loadgen`), `runbooks`, and `generate` (`clusterscope rules generate|check`).
+`config` (rules/config.yaml), `model` (Alert, Runbook, Group), per component the module that
+says which alerts land in which group (`ndb`, `galera`, `host`, `loadgen`, `stack`, `logs`)
+and the rooms it draws them from (`ndb_restarts`, `ndb_availability`, ..., `galera_recovery`),
+`runbook_page` (the generated pages) and `generate` (`clusterscope rules generate|check`).
 """

@@ -16,7 +16,7 @@ from clusterscope.paths import REPO
 from clusterscope.rules import galera, host, loadgen, logs, ndb, stack
 from clusterscope.rules.config import load_config
 from clusterscope.rules.model import Alert, Group, fold
-from clusterscope.rules.runbooks import RUNBOOKS, page
+from clusterscope.rules.runbook_page import page
 
 COMMAND = "clusterscope rules generate"
 # The log rules' files (LogsQL, `type: vlogs` groups) live in their own directory: the
@@ -88,7 +88,7 @@ BEGIN, END = "<!-- alerts:begin -->", "<!-- alerts:end -->"
 
 
 def readme_alerts(c: dict) -> str:
-    """docs/monitoring.md's list of alerts, from the rules themselves (review oncall-2 N18: a
+    """docs/monitoring.md's list of alerts, from the rules themselves (a
     hand-kept list drifted from the rules)."""
     rows = ["| alert | severity | for | what |", "|---|---|---|---|"]
     for g in all_groups(c):
@@ -110,16 +110,13 @@ def expected_files() -> dict[Path, str]:
     c = load_config()
     out = {REPO / "rules" / f: text for f, text in render_files(c).items()}
     out[ALERT_LIST] = readme_with_alerts(ALERT_LIST.read_text(), c)
-    index = ["# Runbooks", "", "One page per alert (generated; edit"
-             " `clusterscope/rules/runbooks/` and run `clusterscope rules generate`).", ""]
+    index = ["# Runbooks", "", "One page per alert (generated; edit the alert's `runbook=` in"
+             " `clusterscope/rules/` and run `clusterscope rules generate`).", ""]
     for g in all_groups(c):
         for a in g.alerts:
-            if a.name not in RUNBOOKS:
-                raise SystemExit(f"rules: alert {a.name} has no runbook in"
-                                 " clusterscope/rules/runbooks/")
             out[REPO / "runbooks" / f"{a.name}.md"] = page(
-                a, c["links"], c["dashboards"]["galera" if a.dashboard == "host"
-                                               else a.dashboard])
+                a, g.first_steps, c["links"], c["dashboards"]["galera" if a.dashboard == "host"
+                                                              else a.dashboard])
             index.append(f"- [{a.name}]({a.name}.md) ({a.severity}): {untemplated(a.summary)}")
     out[REPO / "runbooks" / "README.md"] = "\n".join(index) + "\n"
     return out

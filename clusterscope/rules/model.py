@@ -9,7 +9,20 @@ from dataclasses import dataclass, field
 WITHOUT = "without (instance, job)"
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
+class Runbook:
+    """An alert's runbook page: what it means, what it costs, how to look, what to do."""
+
+    meaning: str
+    impact: str
+    diagnosis: str
+    mitigation: str
+    benign: str = ""  # known benign causes, when there are any
+    # the commands to run first; empty: its group's (Group.first_steps)
+    first_steps: str = ""
+
+
+@dataclass(kw_only=True)
 class Alert:
     name: str
     expr: str
@@ -17,6 +30,7 @@ class Alert:
     summary: str
     description: str
     dashboard: str
+    runbook: Runbook
     for_: str | None = None
     labels: dict = field(default_factory=dict)
     per_node: bool = True  # its labels name one node (dashboard_url selects it)
@@ -32,6 +46,8 @@ class Group:
     # vmalert's group `type`: None (prometheus: MetricsQL against VictoriaMetrics) or
     # "vlogs" (LogsQL against VictoriaLogs, evaluated by its own vmalert)
     type: str | None = None
+    # the runbooks' first commands for its alerts (an alert's Runbook.first_steps wins)
+    first_steps: str = ""
 
 
 def fold(expr: str) -> str:
