@@ -11,8 +11,8 @@ from grafana_foundation_sdk.builders import dashboard as dash
 from ndbinfo_exporter.schema import RESTART_COMPLETED, RESTART_FAILURE, RESTART_STATUS
 
 from clusterscope.dashboards import kit
-from clusterscope.dashboards.host import host_row
-from clusterscope.dashboards.logs import ndb_annotations
+from clusterscope.dashboards.host_dashboard import host_row
+from clusterscope.dashboards.logs_dashboard import ndb_annotations
 from clusterscope.dashboards.uids import (
     GALERA,
     LOGS,
