@@ -34,7 +34,7 @@ from clusterscope.deploy import compose as compose_config
 from clusterscope.deploy import dockerfile_lint
 from clusterscope.lab import exporters, monitoring_part
 from clusterscope.lab.core import http_ok
-from clusterscope.logs import store
+from clusterscope.logs.vlogs_args import vlogs_args
 from clusterscope.rules import alertmanager
 
 REPO = Path(__file__).resolve().parents[1]
@@ -368,12 +368,12 @@ def test_node_exporter_watches_the_docker_host(models) -> None:
 @pytest.mark.tools("victoria-logs")
 def test_victorialogs_runs_the_labs_release_with_its_flags(models, tmp_path) -> None:
     """compose's VictoriaLogs is the release the lab builds, with the lab's flags
-    (clusterscope.logs.store) plus compose's retention and disk cap; the real binary of that
+    (clusterscope.logs.vlogs_args) plus compose's retention and disk cap; the real binary of that
     release starts with them."""
     dockerfile = (REPO / "compose" / "victoria-logs" / "Dockerfile").read_text()
     assert f"FROM victoriametrics/victoria-logs:{gotools.VLOGS_VERSION}\n" in dockerfile
     command = models["default"]["services"]["victoria-logs"]["command"]
-    assert command == [*store.vlogs_args("/vlogs-data", ":9428", "30d", 80)]
+    assert command == [*vlogs_args("/vlogs-data", ":9428", "30d", 80)]
     port = int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")) + 94
     args = [a.replace("/vlogs-data", str(tmp_path)).replace(":9428", f"127.0.0.1:{port}")
             for a in command]

@@ -33,7 +33,7 @@ from ndbinfo_exporter import main as exporter_main
 from ndbinfo_exporter import mycnf, schema
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
-from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.scraper import Scraper
 from ndbinfo_exporter.state import ExporterState, RestartLedger
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -1151,7 +1151,7 @@ def test_a_dead_sql_node_is_passed_over_within_the_scrape(scratch: Scratch, cur,
     """The first SQL node listed refuses connections: the same scrape reads through the
     second (a real MariaDB), names the dead one, and the exporter keeps reading through the
     one that answered."""
-    from ndbinfo_exporter.scrape import SqlNode
+    from ndbinfo_exporter.scraper import SqlNode
 
     cfg = mycnf.load(scratch.cnf)
     dead = cfg.at(f"127.0.0.1:{free_port()}")

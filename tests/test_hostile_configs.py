@@ -28,7 +28,7 @@ from cryptography.x509.oid import NameOID
 from hypothesis import example, given
 from hypothesis import strategies as st
 from ndbinfo_exporter.errors import ConfigError
-from ndbinfo_exporter.server import basic_auth
+from ndbinfo_exporter.http_server import basic_auth
 from ndbinfo_exporter.web import settings as web_settings
 
 from clusterscope.analysis.periods import Period, PeriodError, parse_time

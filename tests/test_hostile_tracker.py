@@ -26,7 +26,7 @@ from galera_tracker.parser import (
     Recovery,
     StateChange,
 )
-from galera_tracker.state import Tracker
+from galera_tracker.tracker import Tracker
 from galera_tracker.wrapped import MAX_PARTIAL, Unwrapper
 from helpers import SHARED
 from hypothesis import example, given, settings

@@ -369,7 +369,7 @@ def test_every_lab_log_is_shipped_with_its_fields(tmp_path):
     assert len(got) == 8  # node1's log and error log are one file
     # local times in the machine's zone, as the lab's servers write them: the lab's
     # description says which (log_timezone), by its IANA name
-    from clusterscope.lab.description import machine_timezone
+    from clusterscope.lab.lab_description import machine_timezone
     zone = machine_timezone()
     assert all(zone in json.dumps(r["operators"]) for r in cfg["receivers"].values()
                if r["resource"]["component"] in ("mariadb", "ndb_mgmd"))

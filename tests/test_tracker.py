@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from galera_tracker.log_lines import parse_timestamp
 from galera_tracker.main import parse_args
-from galera_tracker.metrics import TrackerCollector
 from galera_tracker.parser import Aborted, NodeParser, Recovery
-from galera_tracker.state import Tracker
+from galera_tracker.tracker import Tracker
+from galera_tracker.tracker_metrics import TrackerCollector
 from galera_tracker.wrapped import Unwrapper, unwrap
 from helpers import SHARED_FIXTURES, shared_fixture
 from prometheus_client import generate_latest

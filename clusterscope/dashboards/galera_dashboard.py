@@ -3,7 +3,7 @@ metrics and the monitoring rules' recorded series."""
 
 from __future__ import annotations
 
-from galera_tracker.state import STATES
+from galera_tracker.tracker import STATES
 from grafana_foundation_sdk.builders import dashboard as dash
 
 from clusterscope.dashboards import kit

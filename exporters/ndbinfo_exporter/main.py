@@ -17,8 +17,8 @@ from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
 from ndbinfo_exporter.errors import ConfigError
-from ndbinfo_exporter.scrape import DEFAULT_SLOW_INTERVAL, Scraper, SqlNode
-from ndbinfo_exporter.server import make_server
+from ndbinfo_exporter.http_server import make_server
+from ndbinfo_exporter.scraper import DEFAULT_SLOW_INTERVAL, Scraper, SqlNode
 from ndbinfo_exporter.state import ExporterState, RestartLedger
 from ndbinfo_exporter.web import webconfig
 

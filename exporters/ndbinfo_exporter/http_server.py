@@ -19,7 +19,7 @@ from prometheus_client.registry import Collector as _RegistryCollector
 from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.errors import ConfigError
 from ndbinfo_exporter.families import Family
-from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.scraper import Scraper
 from ndbinfo_exporter.web.tls_context import allowed_sans_reject
 from ndbinfo_exporter.web.webconfig import WebConfig
 
