@@ -317,6 +317,29 @@ def scratch_vm(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
+@starts("mariadb")
+def scratch_sql() -> Iterator:
+    """A real MariaDB holding ndbinfo tables for the exporter's tests, one per session
+    (tests/ndbinfo_scratch.py)."""
+    from ndbinfo_scratch import serve
+
+    with serve() as server:
+        yield server
+
+
+@pytest.fixture
+def sql_cur(scratch_sql) -> Iterator:
+    """A root cursor on it, the baseline rows in place (each test starts from them)."""
+    from ndbinfo_scratch import baseline
+
+    conn = scratch_sql.root()
+    cur = conn.cursor()
+    baseline(cur)
+    yield cur
+    conn.close()
+
+
+@pytest.fixture(scope="session")
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
