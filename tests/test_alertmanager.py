@@ -204,7 +204,7 @@ def readme_config(tmp_path_factory) -> Path:
 @pytest.mark.tools("amtool")
 def test_amtool_routes_each_severity_from_the_settings_a_user_writes(
         readme_config, labels, receiver) -> None:
-    """F16/N9: critical has its own receiver, info a quiet one, the Watchdog the heartbeat.
+    """Critical has its own receiver, info a quiet one, the Watchdog the heartbeat.
     Before: `critical` and `default` were one webhook URL, info went with warnings, and
     the heartbeat had no setting."""
     assert amtool_route(readme_config, labels) == receiver
@@ -316,7 +316,7 @@ def test_a_changed_description_reaches_alertmanager_without_a_restart(stack) -> 
 
 
 def test_a_cause_silences_its_symptoms_but_a_warning_never_a_critical(stack) -> None:
-    """N4/F17: NdbExporterDown (a warning: the exporter process) used to inhibit every NDB
+    """NdbExporterDown (a warning: the exporter process) used to inhibit every NDB
     alert of its cluster, the critical ones included. Now it mutes the cluster's warnings
     only; a critical cause (the cluster unreachable, a node group's last replica, a Galera
     cluster down) mutes what it explains."""
@@ -361,7 +361,7 @@ def test_every_inhibition_names_alerts_the_rules_have() -> None:
 
 
 def test_a_maintenance_window_silences_the_cluster_and_ends(stack) -> None:
-    """N9: `clusterscope maintenance start --cluster X` silences X's alerts in
+    """`clusterscope maintenance start --cluster X` silences X's alerts in
     Alertmanager (a planned restart pages nobody), not another cluster's and not the
     Watchdog; `stop` ends it."""
     s, _, _ = stack

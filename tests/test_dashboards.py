@@ -240,7 +240,7 @@ def _exprs(uid: str) -> dict[str, str]:
 
 
 def test_panels_draw_what_the_alerts_judge() -> None:
-    """Review oncall-2 N19 and N1: the 90 % line of "CPU per thread" is drawn on the
+    """The 90 % line of "CPU per thread" is drawn on the
     quantity NdbLdmCpuSaturated averages (exec|send|buffer_full; before: OS user+system,
     spinning included); "Restarts in progress" leaves out failure handling (2-3: a node
     down; before: counted); a node without a nodes row is STARTING when restart_info shows

@@ -1,6 +1,7 @@
 """Outages page and restarts do not, in the lab: the real exporters, VictoriaMetrics,
-vmalert, the inventory-written Alertmanager configuration and the webhook receiver
-(review oncall-2 N1-N3, issue 26). Latencies go to test-artifacts/oncall-latency.json."""
+vmalert, the inventory-written Alertmanager configuration and the webhook receiver: a
+restarting data node is not down, a whole NDB or Galera cluster down pages once.
+Latencies go to test-artifacts/oncall-latency.json."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _critical_since(lab, since: float, cluster: str) -> list[dict]:
 
 
 def test_a_data_node_restart_raises_no_critical_alert(lab, monitoring_lab, artifacts) -> None:
-    """N1: `restart-node 2` played 3x faster, so the node is out of ndbinfo (no nodes row
+    """`restart-node 2` played 3x faster, so the node is out of ndbinfo (no nodes row
     before start phase 9) for about two minutes of wall time, more than any `for:`. No
     critical alert is pending, firing or received while it runs, and the restart completes
     within the 7.6 profile's window."""
@@ -82,7 +83,7 @@ def test_a_data_node_restart_raises_no_critical_alert(lab, monitoring_lab, artif
 
 
 def test_stopping_every_data_node_pages_at_the_webhook(lab, monitoring_lab, artifacts) -> None:
-    """N2: every data node stopped; the SQL nodes answer but cannot read the cluster.
+    """Every data node stopped; the SQL nodes answer but cannot read the cluster.
     NdbClusterUnreachable (critical) reaches the webhook's critical receiver."""
     lab.ensure("ndb", "monitoring")
     vm = _vm(lab)
@@ -104,7 +105,7 @@ def test_stopping_every_data_node_pages_at_the_webhook(lab, monitoring_lab, arti
 
 def test_killing_every_galera_node_pages_at_the_webhook(lab, galera_lab, monitoring_lab,
                                                         artifacts) -> None:
-    """N3: every Galera node killed. GaleraClusterDown (critical) reaches the webhook's
+    """Every Galera node killed. GaleraClusterDown (critical) reaches the webhook's
     critical receiver, once for the cluster; the nodes' own warnings are inhibited by it.
     `lab up --galera` then restarts the cluster from its most advanced node."""
     vm = _vm(lab)

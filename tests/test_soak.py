@@ -1,4 +1,4 @@
-"""The soak (issue 28): `clusterscope bench soak --minutes 3` in the shared lab, every fault
+"""The soak: `clusterscope bench soak --minutes 3` in the shared lab, every fault
 of the cycle run once and judged; and the judgements themselves on recorded shapes of
 what goes wrong (a counter restored from a state file that also restarts from 0, a lost
 scrape, an alert no fault explains, a window that spans a node leaving)."""

@@ -151,8 +151,9 @@ def test_a_quiet_log_is_not_reopened_but_new_lines_are_read(tmp_path: Path,
 
 @pytest.mark.tools("rsync")
 def test_a_log_copied_again_counts_nothing_twice(tmp_path: Path) -> None:
-    """F5 (reviews/newcomer-ecosystem.md): three rsyncs of an unchanged log counted one SST
-    three times. The log-time watermark skips what was read, whatever the inode."""
+    """Three rsyncs of an unchanged log used to count its one SST three times (rsync writes
+    a new file and renames it: a new inode with the same lines). The log-time watermark
+    skips what was read, whatever the inode."""
     src, dst, state = tmp_path / "node3.err", tmp_path / "copy" / "node3.err", tmp_path / "s"
     dst.parent.mkdir()
     src.write_text((FIX / "restart-node3-kill9-no-recover-fullSST.log").read_text())
