@@ -61,9 +61,10 @@ test-tools: setup ## the unit and tools lanes: no lab
 bench: setup ## the benchmarks and their measured ratios
 	$(CS) bench
 
-lint: venv ## ruff, the import layers, generated files current
+lint: venv ## ruff, the import layers, module and function sizes, generated files current
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(PY) -m clusterscope.sizes
 	$(CS) lint
 
 clean: ## stop the lab, remove the venv and test artifacts
