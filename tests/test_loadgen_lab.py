@@ -335,7 +335,7 @@ def test_lab_stop_lets_the_running_window_finish(galera_lab, small: Path,
                                                  tmp_path: Path) -> None:
     """`clusterscope loadgen stop` signals the loadgen alone: sysbench finishes the window
     in progress and its rows are booked. It used to stop the whole process group, sysbench
-    too: the last window invalid ("sysbench exited -15"), found by the soak (issue 28)."""
+    too: the last window invalid ("sysbench exited -15"), found by the soak."""
     out = tmp_path / "windows.json"
     galera_lab.cli("loadgen", "start", "--experiment", "fk", "--variants", "fk2",
                    "--config", str(small), "--window", "4", "--warmup", "0",

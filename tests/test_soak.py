@@ -1,4 +1,4 @@
-"""The soak (issue 28): `clusterscope bench soak --minutes 3` in the shared lab, every fault
+"""The soak: `clusterscope bench soak --minutes 3` in the shared lab, every fault
 of the cycle run once and judged; and the judgements themselves on recorded shapes of
 what goes wrong (a counter restored from a state file that also restarts from 0, a lost
 scrape, an alert no fault explains, a window that spans a node leaving)."""
@@ -13,9 +13,10 @@ import time
 
 import pytest
 
-from clusterscope.bench import soak, soak_faults
-from clusterscope.bench import soak_judge as judge
-from clusterscope.bench.soak_judge import Fault
+from clusterscope.bench import soak
+from clusterscope.bench.soak import expect, judge
+from clusterscope.bench.soak.judge import Fault
+from clusterscope.bench.soak.record import OURS
 
 
 # -- the judgements -------------------------------------------------------------------------
@@ -197,8 +198,8 @@ def test_the_table_names_only_alerts_the_rules_define() -> None:
     for text in generate.render_files(load_config()).values():
         for g in yaml.safe_load(text).get("groups", []):
             known |= {r["alert"] for r in g["rules"] if "alert" in r}
-    assert soak_faults.check_names(known) == []
-    assert set(soak.CYCLE) == set(soak_faults.KINDS)
+    assert expect.check_names(known) == []
+    assert set(soak.CYCLE) == set(expect.KINDS)
 
 
 # -- the soak in the shared lab ---------------------------------------------------------------
@@ -226,7 +227,7 @@ def test_soak_three_minutes_in_the_shared_lab(lab, tmp_path) -> None:
     assert figures["ok"] is True
     kinds = {k.split(" ", 1)[1] for k in figures["faults"]}
     assert kinds == set(soak.CYCLE)
-    assert set(soak.OURS) <= set(figures["processes"])
+    assert set(OURS) <= set(figures["processes"])
     assert all(c["ok"] for c in figures["counters"]["counts_vs_schedule"].values())
     assert figures["windows"]["windows"] > 0
     assert (tmp_path / "soak.json").is_file()
