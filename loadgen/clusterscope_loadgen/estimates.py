@@ -11,17 +11,35 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from clusterscope_loadgen import designs, estimators, intervals, multiplicity, stats
+from clusterscope_loadgen.config import Experiment
+from clusterscope_loadgen.metrics import Metrics
+from clusterscope_loadgen.results import WindowResult
+from clusterscope_loadgen.variant import Variant
 
-if TYPE_CHECKING:
-    from clusterscope_loadgen.runner import Runner
+
+class Run(Protocol):
+    """What the estimates read of a running experiment (the runner is one)."""
+
+    exp: Experiment
+    variants: list[Variant]
+    windows: list[WindowResult]
+    plan: Sequence[tuple[Sequence[Variant], str]]
+    estimator: str
+    label_base: dict[str, str]
+    metrics: Metrics | None
+
+    def design_of(self, variant: str) -> str: ...
+
+    def labels(self, variant: str) -> dict[str, str]: ...
 
 
 class Estimates:
-    def __init__(self, runner: Runner, window: float) -> None:
+    def __init__(self, runner: Run, window: float) -> None:
         self.runner = runner
         self.window = window
 
