@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist, fmean, stdev
 
+from clusterscope_loadgen.intervals import hac_mean
 from clusterscope_loadgen.stats import paired, t_quantile
 
 
@@ -21,12 +22,24 @@ class Summary:
     n: int
     mean: float
     sd: float
+    # the mean's standard error when the values are a series whose neighbours are alike
+    # (the loadgen's rounds): Newey-West with the fixed-b inflation folded in
+    se: float = math.nan
 
     @classmethod
-    def of(cls, values: list[float]) -> Summary:
+    def of(cls, values: list[float], serial: bool = False) -> Summary:
         if not values:
             return cls(0, math.nan, math.nan)
-        return cls(len(values), fmean(values), stdev(values) if len(values) > 1 else math.nan)
+        sd = stdev(values) if len(values) > 1 else math.nan
+        se = math.nan
+        if serial and len(values) > 2:
+            s = hac_mean(values)
+            se = s.se * s.inflation
+        return cls(len(values), fmean(values), sd, se)
+
+    @property
+    def variance_of_mean(self) -> float:
+        return self.se**2 if not math.isnan(self.se) else self.sd**2 / self.n
 
 
 @dataclass(frozen=True)
@@ -47,7 +60,7 @@ def welch(before: Summary, after: Summary, confidence: float = 0.95) -> Differen
     diff = after.mean - before.mean
     if before.n < 2 or after.n < 2:
         return Difference(diff, math.nan, math.nan, math.nan)
-    vb, va = before.sd**2 / before.n, after.sd**2 / after.n
+    vb, va = before.variance_of_mean, after.variance_of_mean
     se2 = vb + va
     if se2 == 0.0:
         return Difference(diff, diff, diff, math.inf)

@@ -76,6 +76,7 @@ def _around_changes(states: dict[int, bool], every: int) -> dict[int, bool]:
     return {t: states[t] for t in sorted(keep)}
 
 
+@pytest.mark.tools("promtool")
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_replica_fires_when_promtool_fires_against_the_day_old_period(tmp_path, seed) -> None:
     """Short settings (10 min periods, 1 h offset, for 2 m) so that promtool runs fast: a
@@ -92,6 +93,7 @@ def test_replica_fires_when_promtool_fires_against_the_day_old_period(tmp_path, 
     _promtool(tmp_path, lc, counters, 15, 30, _around_changes(states, 20))
 
 
+@pytest.mark.tools("promtool")
 def test_replica_fires_when_promtool_fires_against_a_pin(tmp_path) -> None:
     """The committed settings, a pin (mean, SE, units of an hour) and a 5-point step."""
     from clusterscope.rules.config import load_config
@@ -122,6 +124,7 @@ def test_false_alarms_and_detection_delay_on_a_known_step() -> None:
     assert ab_alarms.detection_delay([(t0 - 600, t0 + 60), (t0 + 900, t0 + 999)], t0) == 900
 
 
+@pytest.mark.tools("vmalert", "victoria-metrics")
 def test_vmalert_replaying_the_committed_rule_fires_where_the_replica_does() -> None:
     """The deployed evaluator: vmalert (the version compose pins) replays rules/loadgen.yml
     over counters imported into VictoriaMetrics. Its firing evaluations are the replica's,

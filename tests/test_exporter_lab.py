@@ -296,7 +296,7 @@ NEW_COLLECTORS = ("memory_per_fragment", "cluster_transactions", "cluster_locks"
 
 
 def test_workload_collectors_on_each_version_profile(ndb_lab) -> None:
-    """Issue 27: on the 8.0 and 8.4 profiles every new collector succeeds on the simulator's
+    """On the 8.0 and 8.4 profiles every new collector succeeds on the simulator's
     rows; on 7.6 the view that version lacks (pgman_time_track_stats, NDB 8.0.19+) is
     unsupported and the others succeed."""
     port = ndb_lab.service("ndb-exporter")["port"]

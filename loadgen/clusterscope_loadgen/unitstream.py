@@ -42,7 +42,7 @@ class UnitStream:
         seen = self._seen.setdefault(run, {}).setdefault(variant, set())
         new = 0
         for u in units:
-            key = (u.seq, getattr(u, "part", 0))
+            key = u.key
             if key in seen or u.baseline <= 0:
                 continue
             seen.add(key)

@@ -7,7 +7,7 @@ from ndbinfo_exporter.collectors import (
     diskpagebuffer,
     histograms,
     lcp,
-    logs,
+    logspaces,
     membership,
     memory,
     nodes,
@@ -19,7 +19,7 @@ from ndbinfo_exporter.collectors import (
 )
 from ndbinfo_exporter.collectors.base import Collector, Context
 
-ALL: list[Collector] = [c for m in (nodes, membership, restarts, lcp, logs, threads,
+ALL: list[Collector] = [c for m in (nodes, membership, restarts, lcp, logspaces, threads,
                                     transporters, memory, counters, transactions,
                                     diskpagebuffer, histograms, tables)
                         for c in m.COLLECTORS]

@@ -1,4 +1,4 @@
-"""The soak's judgements, as pure functions of what it recorded (clusterscope/bench/soak.py).
+"""The soak's judgements, as pure functions of what it recorded (`record.py`, `inject.py`).
 
 - `growth`: RSS and open file descriptors per process, first vs last third, as a slope
   per hour (over the process's longest-lived incarnation: a killed process starts afresh);
@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from clusterscope.bench import soak_faults
+from clusterscope.bench.soak import expect
 
 
 @dataclass
@@ -217,17 +217,17 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
     before = [(a.get("alertname"), {k: v for k, v in (a.get("labels") or {}).items()
                                     if k != "alertname"}) for a in active_before or []]
     start, end = span
-    kinds = soak_faults.KINDS
+    kinds = expect.KINDS
     ran = [f for f in faults if f.error is None]
 
-    def window(f: Fault, a: soak_faults.Alert) -> tuple[float, float]:
+    def window(f: Fault, a: expect.Alert) -> tuple[float, float]:
         return f.start, (f.end or f.start) + rule_for.get(a.name, 0.0) + grace + a.lasts
 
     expected_rows, explained = [], set()
     for f in ran:
         kind = kinds[f.kind]
         for a in kind.expect:
-            want = soak_faults.resolve(a, f.target)
+            want = expect.resolve(a, f.target)
             lo, hi = window(f, a)
             hits = [i for i in instances if i.name == a.name and _matches(i.labels, want)
                     and lo <= i.fired <= hi]
@@ -251,19 +251,19 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
             expected_rows.append(row)
     unexpected, judged, ambient, carried = [], [], [], []
     for i in instances:
-        if i.name in soak_faults.ALWAYS or not (start <= i.fired <= end + grace):
+        if i.name in expect.ALWAYS or not (start <= i.fired <= end + grace):
             continue
-        if i.name in soak_faults.AMBIENT and _matches(i.labels, soak_faults.AMBIENT[i.name][0]):
+        if i.name in expect.AMBIENT and _matches(i.labels, expect.AMBIENT[i.name][0]):
             ambient.append({"alert": i.name, "labels": i.labels, "at": round(i.fired - start),
                             "resolved": i.resolved is not None,
-                            "why": soak_faults.AMBIENT[i.name][1]})
+                            "why": expect.AMBIENT[i.name][1]})
             continue
         why = None
         for f in ran:
             kind = kinds[f.kind]
             for a in (*kind.expect, *kind.allow):
                 lo, hi = window(f, a)
-                if a.name == i.name and _matches(i.labels, soak_faults.resolve(a, f.target)) \
+                if a.name == i.name and _matches(i.labels, expect.resolve(a, f.target)) \
                         and lo <= i.fired <= hi:
                     why = f"{f.kind} {f.target}"
                     break
@@ -286,10 +286,10 @@ def judge_alerts(instances: list[Fired], faults: list[Fault], rule_for: dict[str
             "ambient": ambient, "carried_over": carried,
             "explained_but_unresolved": never_resolved,
             "active_at_end": [a for a in active_at_end
-                              if a.get("alertname") not in soak_faults.ALWAYS]}
+                              if a.get("alertname") not in expect.ALWAYS]}
 
 
-def _may_still_fire(hits: list[Fired], f: Fault, a: soak_faults.Alert,
+def _may_still_fire(hits: list[Fired], f: Fault, a: expect.Alert,
                     rule_for: dict[str, float], grace: float, end: float) -> bool:
     """Unresolved at the run's end only because its rule still holds it (`lasts`)."""
     return (f.end or f.start) + rule_for.get(a.name, 0.0) + grace + a.lasts >= end
@@ -300,7 +300,7 @@ def _still_expected(entry: dict, faults: list[Fault], rule_for: dict[str, float]
     for f in faults:
         if entry["explained_by"] != f"{f.kind} {f.target}":
             continue
-        kind = soak_faults.KINDS[f.kind]
+        kind = expect.KINDS[f.kind]
         for a in (*kind.expect, *kind.allow):
             if a.name == entry["alert"] and _may_still_fire([], f, a, rule_for, grace, end):
                 return True
@@ -309,18 +309,20 @@ def _still_expected(entry: dict, faults: list[Fault], rule_for: dict[str, float]
 
 # -- loadgen windows --------------------------------------------------------------------------
 def judge_windows(windows: list[dict], faults: list[Fault], events: list[tuple],
-                  edge: float = 1.0) -> dict:
+                  edge: float = 1.0, unanswered: list[tuple] | tuple = ()) -> dict:
     """A window that holds a cluster event seen on the loadgen's nodes (`events`: (from,
-    to, what): a membership change, a node not Synced or not answering, somewhere between
-    two looks a second apart) wholly inside it, `edge` seconds clear of its ends, must be
-    invalid. One that only touches an event (the loadgen's snapshots at its ends take time,
-    so which side of them the change fell is not known), or lies within a Galera fault
-    (a steady, smaller cluster), may be either; every other window must be valid."""
+    to, what), the interval the event surely lies in: a membership change between two
+    looks, a look that read a node not Synced) wholly inside it, `edge` seconds clear of
+    its ends, must be invalid. One that only touches an event (which side of the window's
+    ends it fell is not known), lies within a Galera fault (a steady, smaller cluster) or
+    overlaps a look the nodes did not answer (`unanswered`: the watcher knows nothing
+    then, and a machine too busy to answer it may fail the loadgen's snapshots too) may be
+    either; every other window must be valid."""
     out = {"windows": 0, "invalidated_as_expected": 0, "degraded_either": 0,
            "valid_as_expected": 0, "valid_but_spanned_an_event": [],
            "invalid_outside_faults": []}
     spans = [(f.start, f.end or f.start) for f in faults
-             if soak_faults.KINDS[f.kind].cluster_event]
+             if expect.KINDS[f.kind].cluster_event]
     for w in windows:
         if w.get("warmup"):
             continue
@@ -328,7 +330,7 @@ def judge_windows(windows: list[dict], faults: list[Fault], events: list[tuple],
         a, b = w["start"], w["end"]
         hit_event = any(a + edge <= e[0] and e[1] <= b - edge for e in events)
         in_fault = (any(a <= s1 and b >= s0 for s0, s1 in spans)
-                    or any(a <= e[1] and b >= e[0] for e in events))
+                    or any(a <= e[1] and b >= e[0] for e in (*events, *unanswered)))
         if hit_event:
             if w["valid"]:
                 out["valid_but_spanned_an_event"].append(_brief(w))

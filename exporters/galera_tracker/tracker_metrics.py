@@ -11,7 +11,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from galera_tracker.state import BUCKETS, STATES, Tracker
+from galera_tracker.tracker import BUCKETS, STATES, Tracker
 
 # every series names its node and the cluster it belongs to (the description's names)
 NODE = ["cluster", "node"]

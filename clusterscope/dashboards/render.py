@@ -15,9 +15,9 @@ from grafana_foundation_sdk.builders.dashboard import Dashboard
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
 from clusterscope.dashboards.experiments import experiments
-from clusterscope.dashboards.galera import galera
-from clusterscope.dashboards.logs import logs
-from clusterscope.dashboards.ndb import data_node, overview, restarts
+from clusterscope.dashboards.galera_dashboard import galera
+from clusterscope.dashboards.logs_dashboard import logs
+from clusterscope.dashboards.ndb_dashboard import data_node, overview, restarts
 from clusterscope.paths import REPO
 
 OUT_DIR = REPO / "dashboards" / "json"

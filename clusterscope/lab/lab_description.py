@@ -148,7 +148,7 @@ def write(lab: Lab) -> Description:
     """(Re)write the description; readers (inventory, exporter, tracker) notice the change."""
     data = build(lab)
     desc = parse(data, str(path(lab)))  # the lab must write what a user may write
-    text = ("# Written by the lab from its parts' settings (clusterscope/lab/description.py);"
+    text = ("# Written by the lab from its parts' settings (clusterscope/lab/lab_description.py);"
             " the format\n# a user writes for their own clusters.\n"
             + yaml.safe_dump(data, sort_keys=False))
     target = path(lab)

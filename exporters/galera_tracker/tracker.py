@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from galera_tracker.follower import LogFollower
+from galera_tracker.log_lines import parse_timestamp
 from galera_tracker.parser import (
     Aborted,
     Event,
     NodeParser,
     Recovery,
     StateChange,
-    parse_timestamp,
 )
 from galera_tracker.wrapped import Unwrapper
 

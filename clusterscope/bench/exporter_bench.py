@@ -27,7 +27,7 @@ from pathlib import Path
 from ndbinfo_exporter import mycnf
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
-from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.scraper import Scraper
 from ndbinfo_exporter.state import ExporterState, RestartLedger
 
 from clusterscope.bench import synthetic

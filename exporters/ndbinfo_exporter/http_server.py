@@ -1,5 +1,5 @@
 """The HTTP(S) endpoint: the telemetry path, a landing page, and the web config's door (TLS,
-client certificates, basic auth, response headers, rate limit; see webconfig)."""
+client certificates, basic auth, response headers, rate limit; see the web package)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector as _RegistryCollector
 
 from ndbinfo_exporter.clusters import ClusterSet
+from ndbinfo_exporter.errors import ConfigError
 from ndbinfo_exporter.families import Family
-from ndbinfo_exporter.mycnf import ConfigError
-from ndbinfo_exporter.scrape import Scraper
-from ndbinfo_exporter.webconfig import WebConfig, allowed_sans_reject
+from ndbinfo_exporter.scraper import Scraper
+from ndbinfo_exporter.web.tls_context import allowed_sans_reject
+from ndbinfo_exporter.web.webconfig import WebConfig
 
 log = logging.getLogger("ndbinfo_exporter.http")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -155,61 +156,65 @@ def make_server(address: tuple[str, int], path: str, scraper: Scraper | None,
                 self.wfile.write(chunk)
 
     host, port = address
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    server = type("Server", (_Server,), {
+        "address_family": socket.AF_INET6 if ":" in host else socket.AF_INET, "web": web})
+    return server((host, port), Handler)
 
-    class Server(ThreadingHTTPServer):
-        address_family = family
-        daemon_threads = True
 
-        def finish_request(self, request, client_address) -> None:  # noqa: ANN001
-            # Runs in the connection's own thread, so a slow TLS client or a re-read of the
-            # web config never stalls the accept loop.
-            conn = _secure(request, client_address) if web.tls else request
-            if conn is None:
-                return
-            try:
-                self.RequestHandlerClass(conn, client_address, self)
-            finally:
-                if conn is not request:
-                    self.shutdown_request(conn)
+class _Server(ThreadingHTTPServer):
+    """Each connection in its own thread, TLS set up there with the web config in force."""
 
-        def handle_error(self, request, client_address) -> None:  # noqa: ANN001
-            log.debug("request from %s failed", client_address, exc_info=True)
+    daemon_threads = True
+    web: WebConfig
 
-    def _secure(raw: socket.socket, client: tuple) -> ssl.SSLSocket | None:
-        """The TLS side of one connection with the web config as it is now (upstream
-        re-reads it per connection, GetConfigForClient); None when refused."""
-        raw.settimeout(HANDSHAKE_TIMEOUT)
-        first = raw.recv(5, socket.MSG_PEEK)
-        if first[:1] != b"\x16":  # not a TLS handshake record
-            if first in _HTTP_STARTS:
-                raw.sendall(_PLAIN_ON_TLS)
-            return None
+    def finish_request(self, request, client_address) -> None:  # noqa: ANN001
+        # Runs in the connection's own thread, so a slow TLS client or a re-read of the
+        # web config never stalls the accept loop.
+        conn = secure(self.web, request, client_address) if self.web.tls else request
+        if conn is None:
+            return
         try:
-            settings = web.current()
-        except ConfigError:
-            return None
-        if settings.ssl_context is None:
-            log.warning("web config %s has no TLS any more: refusing TLS connections (the"
-                        " port's protocol is chosen at start; restart for plain HTTP)",
-                        web.path)
-            return None
-        conn = settings.ssl_context.wrap_socket(raw, server_side=True,
-                                                do_handshake_on_connect=False)
-        try:
-            conn.do_handshake()
-            if settings.allowed_sans is not None:
-                why = allowed_sans_reject(settings.allowed_sans,
-                                          conn.getpeercert(binary_form=True))
-                if why:
-                    # upstream fails the handshake (bad certificate); Python's ssl has no
-                    # hook there, so the connection is closed before any request is read
-                    log.warning("refused the client certificate of %s: %s", client[0], why)
-                    conn.close()
-                    return None
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+            self.RequestHandlerClass(conn, client_address, self)
+        finally:
+            if conn is not request:
+                self.shutdown_request(conn)
 
-    return Server((host, port), Handler)
+    def handle_error(self, request, client_address) -> None:  # noqa: ANN001
+        log.debug("request from %s failed", client_address, exc_info=True)
+
+
+def secure(web: WebConfig, raw: socket.socket, client: tuple) -> ssl.SSLSocket | None:
+    """The TLS side of one connection with the web config as it is now (upstream
+    re-reads it per connection, GetConfigForClient); None when refused."""
+    raw.settimeout(HANDSHAKE_TIMEOUT)
+    first = raw.recv(5, socket.MSG_PEEK)
+    if first[:1] != b"\x16":  # not a TLS handshake record
+        if first in _HTTP_STARTS:
+            raw.sendall(_PLAIN_ON_TLS)
+        return None
+    try:
+        settings = web.current()
+    except ConfigError:
+        return None
+    if settings.ssl_context is None:
+        log.warning("web config %s has no TLS any more: refusing TLS connections (the"
+                    " port's protocol is chosen at start; restart for plain HTTP)",
+                    web.path)
+        return None
+    conn = settings.ssl_context.wrap_socket(raw, server_side=True,
+                                            do_handshake_on_connect=False)
+    try:
+        conn.do_handshake()
+        if settings.allowed_sans is not None:
+            why = allowed_sans_reject(settings.allowed_sans,
+                                      conn.getpeercert(binary_form=True))
+            if why:
+                # upstream fails the handshake (bad certificate); Python's ssl has no
+                # hook there, so the connection is closed before any request is read
+                log.warning("refused the client certificate of %s: %s", client[0], why)
+                conn.close()
+                return None
+    except BaseException:
+        conn.close()
+        raise
+    return conn

@@ -11,8 +11,8 @@ from grafana_foundation_sdk.builders import dashboard as dash
 from ndbinfo_exporter.schema import RESTART_COMPLETED, RESTART_FAILURE, RESTART_STATUS
 
 from clusterscope.dashboards import kit
-from clusterscope.dashboards.host import host_row
-from clusterscope.dashboards.logs import ndb_annotations
+from clusterscope.dashboards.host_dashboard import host_row
+from clusterscope.dashboards.logs_dashboard import ndb_annotations
 from clusterscope.dashboards.uids import (
     GALERA,
     LOGS,
@@ -88,7 +88,7 @@ def overview() -> dash.Dashboard:
         "short",
         kit.q(f'sum(ndb_node_status{{{C}, status="STARTED"}}) or on() vector(0)', "started"),
         kit.q(f"count(ndb_data_node_running{{{C}}})", "configured"), neutral=True))
-    # a node in failure handling (2-3) is down, not restarting (review oncall-2 N19)
+    # a node in failure handling (2-3) is down, not restarting: NdbDataNodeDown's, not this
     d.with_panel(kit.stat_panel(
         "Restarts in progress", "Data nodes whose restart_info row is a restart under way"
         " (node_restart_status_int 4-18, 20-23; 2-3 is a node down, 19 and 24 completed).",
@@ -110,7 +110,7 @@ def overview() -> dash.Dashboard:
         for k, pattern in ((1, "STARTED"), (2, "STARTING"), (3, "STOPPING.*|SINGLEUSER"),
                            (4, "NOTHING|CMVMI")))
     # a configured node without a nodes row: STARTING when restart_info shows a restart of
-    # it (before start phase 9 a restarting node has no row: review oncall-2 N1), else DOWN
+    # it (before start phase 9 a restarting node has no row, like a dead one), else DOWN
     absent = f"sum by (node_id) (ndb_data_node_running{{{C}, {N}}} == 0) * 0"
     restarting = restart_in_progress(f"max by (node_id) (ndb_restart_status{{{C}, {N}}})",
                                      failure=False)
@@ -242,7 +242,7 @@ def data_node() -> dash.Dashboard:
 
     d.with_row(dash.Row("CPU per thread"))
     # the quantity NdbLdmCpuSaturated judges (the thread's work, without spinning), so the
-    # line drawn is the alert's (review oncall-2 N19); the OS view is per thread type
+    # line drawn is the alert's threshold on its own quantity; the OS view is per thread type
     cpu = (kit.ts(
         "CPU per thread", f"CPU percent of each block thread's work ({CFG['ldm_cpu_modes']}"
         " from cpustat, joined to threads: what NdbLdmCpuSaturated averages for the LDM"

@@ -33,7 +33,7 @@ from clusterscope import gotools
 from clusterscope.clients.vlogs import VLogs, VLogsError
 from clusterscope.lab import logs_stack
 from clusterscope.lab.core import Lab, lab_dir_from_env, wait_http
-from clusterscope.logs import store
+from clusterscope.logs.vlogs_args import vlogs_args
 from clusterscope.paths import REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "galera" / "restart-node3-ist-recover1-down20.log"
@@ -169,7 +169,7 @@ def run() -> dict:
         try:
             vl = lab.spawn("scratch-vlogs", "bench", "VictoriaLogs for the bench",
                            [str(gotools.build(gotools.TOOLS["victoria-logs"])),
-                            *store.vlogs_args(lab.path("vlogs"), f"127.0.0.1:{vl_port}", "1d")],
+                            *vlogs_args(lab.path("vlogs"), f"127.0.0.1:{vl_port}", "1d")],
                            port=vl_port, wait_ready=lambda: wait_http(
                                f"http://127.0.0.1:{vl_port}/health", 60))
             oc = lab.spawn("scratch-otelcol", "bench", "the collector for the bench",

@@ -3,12 +3,12 @@ metrics and the monitoring rules' recorded series."""
 
 from __future__ import annotations
 
-from galera_tracker.state import STATES
+from galera_tracker.tracker import STATES
 from grafana_foundation_sdk.builders import dashboard as dash
 
 from clusterscope.dashboards import kit
-from clusterscope.dashboards.host import host_row
-from clusterscope.dashboards.logs import galera_annotations
+from clusterscope.dashboards.host_dashboard import host_row
+from clusterscope.dashboards.logs_dashboard import galera_annotations
 from clusterscope.dashboards.uids import EXPERIMENTS, GALERA, LOGS, NDB_OVERVIEW
 from clusterscope.rules.config import shared
 
@@ -40,6 +40,14 @@ def galera() -> dash.Dashboard:
     for a in galera_annotations():
         d.annotation(a)
 
+    _cluster_row(d)
+    _replication_row(d)
+    _recovery_row(d)
+    host_row(d, CN, "{{node}}")
+    return d
+
+
+def _cluster_row(d: dash.Dashboard) -> None:
     d.with_row(dash.Row("Cluster"))
     d.with_panel(kit.stat_panel(
         "Cluster size", "Largest wsrep_cluster_size any node reports (recorded:"
@@ -79,6 +87,8 @@ def galera() -> dash.Dashboard:
         kit.q(f"sum by (node, to) (increase(galera_state_transitions_total{{{CN}}}"
               f"[$__rate_interval]))", "{{node}} -> {{to}}"), w=12, bars=True))
 
+
+def _replication_row(d: dash.Dashboard) -> None:
     d.with_row(dash.Row("Replication"))
     d.with_panel(kit.share(
         "Flow control paused", "Share of time replication was paused by flow control"
@@ -122,6 +132,8 @@ def galera() -> dash.Dashboard:
         kit.q(f"rate(mysql_global_status_wsrep_received_bytes{{{CN}}}[$__rate_interval])",
               "{{node}} received"), w=12))
 
+
+def _recovery_row(d: dash.Dashboard) -> None:
     d.with_row(dash.Row("Recovery"))
     d.with_panel(kit.ts(
         "IST progress (seqno lag)", "How many write-sets a node is behind the most advanced"
@@ -161,6 +173,4 @@ def galera() -> dash.Dashboard:
         " running recovery shows how long it has taken so far).", "s",
         kit.q(f"time() - galera_state_last_change_timestamp_seconds{{{CN}}}", "{{node}}"),
         w=12))
-    host_row(d, CN, "{{node}}")
-    return d
 
