@@ -170,7 +170,7 @@ def amtool_route(config: Path, labels: str) -> str:
 
 # -- routes from the settings a user writes ---------------------------------------------------
 @pytest.fixture(scope="module")
-@starts("python")
+@starts("python", "amtool")
 def readme_config(tmp_path_factory) -> Path:
     """alertmanager.yml as the inventory renders README's example (no Alertmanager)."""
     tmp = tmp_path_factory.mktemp("readme")

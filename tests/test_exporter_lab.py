@@ -310,7 +310,9 @@ def test_workload_collectors_on_each_version_profile(ndb_lab) -> None:
             ss = eventually(lambda: (s := scrape(port)) and all(
                 val(s, "ndb_exporter_collector_success", collector=c) == 1
                 for c in NEW_COLLECTORS) and sum(v for _, v in series(s, "ndb_transactions"))
-                and s, 40, f"every new collector on {profile}, with open transactions")
+                and "sim/def/t0" in {lbl["table"] for lbl, _ in series(s, "ndb_table_rows")}
+                and s, 40, f"every new collector on {profile}, with open transactions and"
+                " the tables' memory")
             assert val(ss, "ndb_up") == 1
             # the simulator's load: open transactions, per-table memory, latency histograms
             assert sum(v for _, v in series(ss, "ndb_transactions")) > 0
