@@ -19,6 +19,8 @@ from test_compose import EXAMPLES, LAB_SERVICES, LOG_SERVICES, run_config
 from clusterscope import gotools
 from clusterscope.deploy import compose as compose_config
 
+pytestmark = pytest.mark.tools("docker-compose", "python", "victoria-metrics")
+
 CORE = {"inventory", "victoria-metrics", "vmalert", "alertmanager", "grafana", *LOG_SERVICES}
 SHAPES = {
     "ndb-only": CORE | {"ndbinfo-exporter", "mysqld-exporter"},

@@ -23,6 +23,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
+from lanes import starts
 from mysql8_standin import MySQL8Standin
 from ndbinfo_exporter import mycnf
 from ndbinfo_exporter.db import Unavailable, open_connection
@@ -107,6 +108,7 @@ def _write(path: Path, cert: x509.Certificate | None = None,
 
 
 @pytest.fixture(scope="module")
+@starts("mariadb")
 def tls_server() -> Iterator[dict]:
     root = Path(tempfile.mkdtemp(prefix="cs-tls-"))
     root.chmod(0o755)

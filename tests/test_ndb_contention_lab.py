@@ -15,7 +15,7 @@ from helpers import eventually, series, val
 from test_monitoring import _vm
 
 from clusterscope.dashboards import uids
-from clusterscope.dashboards.generate import build_all
+from clusterscope.dashboards.render import build_all
 from clusterscope.dashboards.verify import targets
 from clusterscope.lab import mariadb
 from clusterscope.ndbsim import control

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 import yaml
 from rules_scenarios import (
     NDB,
@@ -20,6 +21,8 @@ from rules_scenarios import (
     metric,
     promtool_test,
 )
+
+pytestmark = pytest.mark.tools("promtool")
 
 GIB = 2**30
 C = {"cluster": "lab-ndb", "simulated": "true"}

@@ -4,7 +4,7 @@ mysqld_exporter that probes every node of every cluster (multi-target `/probe`).
 As in the deployment, one option file holds every login, one section per auth_module
 (mysqld_exporter's format: `[client.x]` inherits from `[client]`), and both exporters read
 it: mysqld_exporter for its probes, ndbinfo_exporter for the NDB SQL nodes. Which section a
-node uses comes from the description (clusterscope/lab/description.py).
+node uses comes from the description (clusterscope/lab/lab_description.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from clusterscope import gotools
-from clusterscope.lab import description, mariadb
+from clusterscope.lab import lab_description, mariadb
 from clusterscope.lab.core import Lab, LabError, wait_http
 
 MYSQLD_EXPORTER = "mysqld-exporter"
@@ -45,12 +45,12 @@ def write_option_file(lab: Lab) -> Path:
     run as root here; compose hands the same file to them as a secret)."""
     sections: dict[str, dict[str, str | int | None]] = {}
     if lab.settings("galera"):
-        sections[description.GALERA_CREDENTIALS] = {
+        sections[lab_description.GALERA_CREDENTIALS] = {
             "user": GALERA_USER, "password": mariadb.password(lab, GALERA_USER)}
-        sections[description.NODE2_CREDENTIALS] = {
+        sections[lab_description.NODE2_CREDENTIALS] = {
             "user": NODE2_USER, "password": mariadb.password(lab, NODE2_USER)}
     if lab.settings("ndb"):
-        sections[description.NDB_CREDENTIALS] = {
+        sections[lab_description.NDB_CREDENTIALS] = {
             "user": NDB_USER, "password": mariadb.password(lab, NDB_USER)}
     return mariadb.write_option_file(option_file(lab), sections, 0o600)
 

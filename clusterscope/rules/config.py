@@ -165,7 +165,8 @@ SCHEMA: dict[str, dict[str, Check | dict[str, Check]]] = {
     },
     "stack": {"down_for": D, "failing_for": D, "storage_predict_ahead": D},
     "loadgen": {
-        "overhead_min_pairs": C1, "overhead_pinned_lookback": D, "overhead_rolling_offset": D,
+        "overhead_window": D, "overhead_z": N, "overhead_change_for": D,
+        "overhead_min_units": C1, "overhead_pinned_lookback": D, "overhead_rolling_offset": D,
         "saturated_for": D, "down_for": D,
     },
     "logs": {"event_window": D},

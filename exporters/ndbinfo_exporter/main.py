@@ -12,14 +12,15 @@ from pathlib import Path
 
 from clusterscope_inventory.description import Cluster, DescriptionError
 
-from ndbinfo_exporter import __version__, mycnf, webconfig
+from ndbinfo_exporter import __version__, mycnf
 from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
-from ndbinfo_exporter.mycnf import ConfigError
-from ndbinfo_exporter.scrape import DEFAULT_SLOW_INTERVAL, Scraper, SqlNode
-from ndbinfo_exporter.server import make_server
+from ndbinfo_exporter.errors import ConfigError
+from ndbinfo_exporter.http_server import make_server
+from ndbinfo_exporter.scraper import DEFAULT_SLOW_INTERVAL, Scraper, SqlNode
 from ndbinfo_exporter.state import ExporterState, RestartLedger
+from ndbinfo_exporter.web import webconfig
 
 DEFAULT_LISTEN = "127.0.0.1:9723"
 log = logging.getLogger("ndbinfo_exporter")

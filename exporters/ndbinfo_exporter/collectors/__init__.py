@@ -8,7 +8,7 @@ from ndbinfo_exporter.collectors import (
     fragment_locks,
     histograms,
     lcp,
-    logs,
+    logspaces,
     membership,
     memory,
     nodes,
@@ -20,7 +20,7 @@ from ndbinfo_exporter.collectors import (
 )
 from ndbinfo_exporter.collectors.base import Collector, Context
 
-ALL: list[Collector] = [c for m in (nodes, membership, restarts, lcp, logs, threads,
+ALL: list[Collector] = [c for m in (nodes, membership, restarts, lcp, logspaces, threads,
                                     transporters, memory, counters, transactions, fragment_locks,
                                     diskpagebuffer, histograms, tables)
                         for c in m.COLLECTORS]
