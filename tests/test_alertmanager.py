@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import eventually
+from lanes import starts
 
 from clusterscope import gotools
 from clusterscope import maintenance as mw
@@ -181,6 +182,7 @@ def secret_files(tmp: Path, alerting: dict) -> Path:
 
 
 @pytest.fixture(scope="module")
+@starts("python", "amtool")
 def readme_config(tmp_path_factory) -> Path:
     """alertmanager.yml as the inventory renders README's example (no Alertmanager)."""
     tmp = tmp_path_factory.mktemp("readme")
@@ -212,9 +214,10 @@ def readme_config(tmp_path_factory) -> Path:
     # the dead man's switch, whatever its severity says
     ("alertname=ClusterscopeWatchdog severity=info", "heartbeat"),
 ])
+@pytest.mark.tools("amtool")
 def test_amtool_routes_each_severity_from_the_settings_a_user_writes(
         readme_config, labels, receiver) -> None:
-    """F16/N9: critical has its own receiver, info a quiet one, the Watchdog the heartbeat.
+    """Critical has its own receiver, info a quiet one, the Watchdog the heartbeat.
     Before: `critical` and `default` were one webhook URL, info went with warnings, and
     the heartbeat had no setting."""
     assert amtool_route(readme_config, labels) == receiver
@@ -231,6 +234,7 @@ def test_the_heartbeat_and_every_credential_are_files(readme_config) -> None:
     assert receivers["nobody"] == {"name": "nobody"}
 
 
+@pytest.mark.tools("python")
 def test_a_literal_secret_in_the_description_is_refused(tmp_path) -> None:
     desc = tmp_path / "clusterscope.yml"
     desc.write_text(yaml.safe_dump({"clusters": [CLUSTER], "alerting": {
@@ -246,6 +250,7 @@ def test_a_literal_secret_in_the_description_is_refused(tmp_path) -> None:
 
 # -- delivery by the real Alertmanager --------------------------------------------------------
 @pytest.fixture(scope="module")
+@starts("alertmanager", "python")
 def stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("am")
     posts, mails = Posts(), Mails()
@@ -325,7 +330,7 @@ def test_a_changed_description_reaches_alertmanager_without_a_restart(stack) -> 
 
 
 def test_a_cause_silences_its_symptoms_but_a_warning_never_a_critical(stack) -> None:
-    """N4/F17: NdbExporterDown (a warning: the exporter process) used to inhibit every NDB
+    """NdbExporterDown (a warning: the exporter process) used to inhibit every NDB
     alert of its cluster, the critical ones included. Now it mutes the cluster's warnings
     only; a critical cause (the cluster unreachable, a node group's last replica, a Galera
     cluster down) mutes what it explains."""
@@ -370,7 +375,7 @@ def test_every_inhibition_names_alerts_the_rules_have() -> None:
 
 
 def test_a_maintenance_window_silences_the_cluster_and_ends(stack) -> None:
-    """N9: `clusterscope maintenance start --cluster X` silences X's alerts in
+    """`clusterscope maintenance start --cluster X` silences X's alerts in
     Alertmanager (a planned restart pages nobody), not another cluster's and not the
     Watchdog; `stop` ends it."""
     s, _, _ = stack

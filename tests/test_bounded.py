@@ -15,7 +15,7 @@ import pytest
 from clusterscope_inventory import bounded
 from clusterscope_inventory.server import Inventory, make_server
 from galera_tracker.main import metrics_server
-from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.scraper import Scraper
 from prometheus_client.registry import CollectorRegistry
 
 DESC = "clusters:\n  - name: g\n    kind: galera\n    nodes: [{name: n1, address: 'h:3306'}]\n"

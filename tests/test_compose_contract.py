@@ -159,6 +159,7 @@ def test_a_0600_secret_is_unreadable_by_the_exporter(ndb_lab, tmp_path) -> None:
     assert proc.returncode != 0 and "Permission denied" in out, out
 
 
+@pytest.mark.tools("python", "unshare")
 def test_galera_tracker_reads_logs_through_the_configured_group(tmp_path, vol) -> None:
     """group_add CLUSTER_LOG_GID: the tracker (uid 10001) reads 0660 error logs owned by
     the host's mysql group; without the group it reads nothing."""
@@ -214,6 +215,7 @@ def _grafana_guard() -> str:
     ("s3cret\n", 0o600, False),    # unreadable by uid 472: refused, not admin/admin
     ("", None, False),             # empty: refused
 ])
+@pytest.mark.tools("unshare")
 def test_grafana_refuses_an_unreadable_or_empty_password(tmp_path, content, mode,
                                                          starts) -> None:
     secrets = secrets_dir(tmp_path, {"grafana_admin_password": content}, mode=mode)

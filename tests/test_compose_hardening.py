@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from lanes import starts
 from test_compose import BASE, SCALE, run_config
 
 
 @pytest.fixture(scope="module")
+@starts("docker-compose")
 def models(secrets_dir) -> dict[str, dict]:
     env = {"COMPOSE_PROFILES": "ndb,galera,loadgen", "LOADGEN_CLUSTER": "staging-galera"}
     return {"default": json.loads(run_config(secrets_dir, env=env).stdout),

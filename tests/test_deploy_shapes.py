@@ -19,6 +19,8 @@ from test_compose import BASE, EXAMPLES, LAB_SERVICES, LOG_SERVICES, SCALE, run_
 from clusterscope import gotools
 from clusterscope.deploy import compose as compose_config
 
+pytestmark = pytest.mark.tools("docker-compose", "python", "victoria-metrics")
+
 CORE = {"inventory", "victoria-metrics", "vmalert", "alertmanager", "grafana", "door",
         *LOG_SERVICES}
 PROBES = {"mysqld-exporter", "probe-guard"}  # mysqld_exporter behind its allow-list

@@ -31,8 +31,9 @@ from clusterscope import gotools
 from clusterscope.lab import door_service
 from clusterscope.lab.core import Lab
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
-                                reason="needs root and util-linux unshare/setpriv")
+pytestmark = [pytest.mark.tools("unshare"),
+              pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                                 reason="needs root and util-linux unshare/setpriv")]
 GOOD = {"door_read_password": "r" * 20, "door_write_password": "w" * 20,
         "door_operate_password": "o" * 8 + "+/=._~-0123"}
 

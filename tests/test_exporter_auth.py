@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import tls_mariadb
+from lanes import starts
 from mysql8_standin import MySQL8Standin
 from ndbinfo_exporter import mycnf
 from ndbinfo_exporter.db import Unavailable, open_connection
@@ -69,6 +70,7 @@ def test_a_wrong_password_is_a_login_failure_not_a_crash(standin: MySQL8Standin,
 
 # -- TLS against a real MariaDB --------------------------------------------------------------
 @pytest.fixture(scope="module")
+@starts("mariadb")
 def tls_server() -> Iterator[dict]:
     with tls_mariadb.server([f"CREATE USER 'ndbinfo_exporter'@'127.0.0.1' IDENTIFIED BY"
                              f" '{PASSWORD}' REQUIRE SSL"]) as srv:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import tls_mariadb
 from helpers import Samples, eventually, val
-from test_exporter import GRANTS, USER, baseline
+from lanes import starts
+from ndbinfo_scratch import GRANTS, USER, baseline
 
 from clusterscope import gotools
 from clusterscope.lab import mariadb
@@ -24,6 +25,7 @@ PASSWORD = "tls-pw-0123456789"
 
 
 @pytest.fixture(scope="module")
+@starts("mariadb")
 def tls_server():
     with tls_mariadb.server(["CREATE DATABASE IF NOT EXISTS ndbinfo"]) as srv:
         sock = srv["socket"]
@@ -63,6 +65,7 @@ def scrape(url: str) -> Samples:
 
 
 @pytest.mark.parametrize("ca,up", [("other_ca", 0), ("ca", 1)])
+@pytest.mark.tools("python")
 def test_ndbinfo_exporter_reads_only_through_verified_tls(tls_server, tmp_path, ca,
                                                           up) -> None:
     desc, cnf = setup(tmp_path, tls_server, ca)
@@ -90,6 +93,7 @@ def test_ndbinfo_exporter_reads_only_through_verified_tls(tls_server, tmp_path, 
 
 
 @pytest.mark.parametrize("ca,up", [("other_ca", 0), ("ca", 1)])
+@pytest.mark.tools("mysqld_exporter")
 def test_mysqld_exporter_reads_only_through_verified_tls(tls_server, tmp_path, ca,
                                                          up) -> None:
     """The same option file, read by the mysqld_exporter compose runs (its ssl-ca makes the

@@ -96,6 +96,7 @@ def test_the_inventory_serves_the_last_good_description(tmp_path: Path) -> None:
         load(tmp_path / "missing.yml")
 
 
+@pytest.mark.tools("python")
 def test_the_inventory_process_over_http(tmp_path: Path) -> None:
     from test_deploy_shapes import free_port
 

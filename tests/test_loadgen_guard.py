@@ -15,6 +15,7 @@ import yaml
 from clusterscope_loadgen import guard
 from clusterscope_loadgen.target import Target
 from helpers import REPO
+from lanes import starts
 
 from clusterscope.lab import mariadb
 
@@ -119,6 +120,7 @@ def test_an_account_with_all_on_everything_is_refused(galera_lab, tmp_path) -> N
 
 
 @pytest.fixture(scope="module")
+@starts("mariadb")
 def tls_server():
     with tls_mariadb.server([
             "CREATE USER 'clusterscope_app'@'127.0.0.1' IDENTIFIED BY 'pw-0123456789'"
@@ -137,6 +139,7 @@ def _accepts(srv: dict) -> int:
         conn.close()
 
 
+@pytest.mark.tools("python", "sysbench")
 def test_the_loadgen_connects_only_through_verified_tls(tls_server, tmp_path) -> None:
     srv = tls_server
     desc = _description(tmp_path, f"127.0.0.1:{srv['port']}", loadgen=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import REPO, eventually
+from lanes import starts
 
 from clusterscope import gotools
 
@@ -43,6 +44,7 @@ def description(nodes: list[tuple[str, str, str | None]]) -> str:
 
 
 @pytest.fixture
+@starts("python", "mysqld_exporter", "vmauth")
 def guarded(tmp_path: Path):
     """(guard URL, description path, mysqld_exporter URL), all three running."""
     # nothing listens at these: mysqld_exporter answers mysql_up 0, which is enough to

@@ -21,6 +21,7 @@ import urllib.request
 from argparse import Namespace
 from pathlib import Path
 
+import pytest
 import yaml
 from clusterscope_inventory.alerting import ConfigWriter
 from clusterscope_inventory.description import DescriptionError, load, parse
@@ -28,11 +29,12 @@ from clusterscope_loadgen import cli as loadgen_cli
 from helpers import eventually
 from hypothesis import given
 from hypothesis import strategies as st
-from ndbinfo_exporter import mycnf, webconfig
+from ndbinfo_exporter import mycnf
 from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.collectors import ALL
+from ndbinfo_exporter.http_server import make_server
 from ndbinfo_exporter.main import cluster_scraper
-from ndbinfo_exporter.server import make_server
+from ndbinfo_exporter.web import webconfig
 
 from clusterscope import gotools
 
@@ -120,6 +122,7 @@ def test_a_typo_d_password_line_is_never_repeated(password: str, typo: str) -> N
         assert "line(s) 3" in loadgen and password not in loadgen
 
 
+@pytest.mark.tools("mysqld_exporter")
 def test_mysqld_exporter_does_not_repeat_it_either(tmp_path) -> None:
     """The same typo in the file mysqld_exporter reads (upstream; checked, not changed)."""
     password = "Zq-Tr0ub4dor&3"

@@ -21,18 +21,18 @@ from pathlib import Path
 from clusterscope_loadgen import cli as product
 from clusterscope_loadgen import config, designs, estimators
 
-from clusterscope.lab import description
+from clusterscope.lab import lab_description
 from clusterscope.lab.core import Lab, LabError, lab_dir_from_env, pid_alive
 from clusterscope.lab.parts import lab_changed
 
-LAB_CLUSTER = description.GALERA_CLUSTER
-NDB_CLUSTER = description.NDB_CLUSTER
+LAB_CLUSTER = lab_description.GALERA_CLUSTER
+NDB_CLUSTER = lab_description.NDB_CLUSTER
 
 
 def lab_description(cnf: Path) -> Path | None:
     """The description of the lab a client config belongs to (`<lab>/clients/X.cnf`)."""
     root = cnf.resolve().parent.parent
-    found = description.path(Lab(root))
+    found = lab_description.path(Lab(root))
     return found if (root / "state.json").is_file() and found.is_file() else None
 
 
@@ -112,7 +112,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             "--experiment", args.experiment, "--target", node.client_config,
             "--engine", engine, "--metrics-port", str(port),
             "--cluster", LAB_CLUSTER if engine == "galera" else NDB_CLUSTER,
-            "--description", str(description.path(lab))]
+            "--description", str(lab_description.path(lab))]
     # The second node for two-writer and other-node-reader variants (the lab's Galera nodes
     # report wsrep_incoming_addresses as AUTO, so it cannot be discovered).
     peer = next((s for s in lab.services(node.part) if s.name != node.name and s.client_config

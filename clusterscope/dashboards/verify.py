@@ -177,7 +177,7 @@ def verify_model(runner: Runner, model: dict) -> list[Result]:
 
 def verify_all(src: Source, start: float, end: float, step: float = 15.0) -> list[Result]:
     from clusterscope.dashboards.explain import Explainer
-    from clusterscope.dashboards.generate import build_all
+    from clusterscope.dashboards.render import build_all
 
     runner = Runner(src, start, end, step)
     models = build_all()

@@ -19,7 +19,7 @@ and reloads Alertmanager when the description changes.
 The log shipper's configuration is not a file here: it follows the user's description
 (clusterscope.yml), so the inventory service renders it (/config/otelcol.yaml, from
 clusterscope_logs.collector, the code the lab's collector runs) and the collector reads it
-over HTTP. VictoriaLogs' flags are clusterscope.logs.store's, as the lab's.
+over HTTP. VictoriaLogs' flags are clusterscope.logs.vlogs_args', as the lab's.
 
 compose/docker-compose*.yml themselves are hand-written; tests/test_compose.py checks them
 with a real Compose implementation.

@@ -4,7 +4,7 @@ mysqld_exporter that probes every node of every cluster (multi-target `/probe`).
 As in the deployment, one option file holds every login, one section per auth_module
 (mysqld_exporter's format: `[client.x]` inherits from `[client]`), and both exporters read
 it: mysqld_exporter for its probes, ndbinfo_exporter for the NDB SQL nodes. Which section a
-node uses comes from the description (clusterscope/lab/description.py).
+node uses comes from the description (clusterscope/lab/lab_description.py).
 
 mysqld_exporter's /probe takes any target and any section: as in compose, it listens behind
 its guard, a vmauth that forwards a probe only for a described node, with that node's
@@ -18,11 +18,11 @@ import urllib.request
 from pathlib import Path
 
 from clusterscope import gotools
-from clusterscope.lab import description, mariadb
+from clusterscope.lab import lab_description, mariadb
 from clusterscope.lab.core import Lab, LabError, wait_http
 
 MYSQLD_EXPORTER = "mysqld-exporter"
-MYSQLD_EXPORTER_BACKEND = description.PROBE_BACKEND  # its port: mysqld_exporter itself
+MYSQLD_EXPORTER_BACKEND = lab_description.PROBE_BACKEND  # its port: mysqld_exporter itself
 GUARD = "probe-guard"  # the service; it listens on MYSQLD_EXPORTER's port
 # the part its service is listed under: neither galera's nor ndb's (it serves both, and it
 # is real while the NDB part's services are simulated)
@@ -52,12 +52,12 @@ def write_option_file(lab: Lab) -> Path:
     run as root here; compose hands the same file to them as a secret)."""
     sections: dict[str, dict[str, str | int | None]] = {}
     if lab.settings("galera"):
-        sections[description.GALERA_CREDENTIALS] = {
+        sections[lab_description.GALERA_CREDENTIALS] = {
             "user": GALERA_USER, "password": mariadb.password(lab, GALERA_USER)}
-        sections[description.NODE2_CREDENTIALS] = {
+        sections[lab_description.NODE2_CREDENTIALS] = {
             "user": NODE2_USER, "password": mariadb.password(lab, NODE2_USER)}
     if lab.settings("ndb"):
-        sections[description.NDB_CREDENTIALS] = {
+        sections[lab_description.NDB_CREDENTIALS] = {
             "user": NDB_USER, "password": mariadb.password(lab, NDB_USER)}
     return mariadb.write_option_file(option_file(lab), sections, 0o600)
 
@@ -72,8 +72,8 @@ def _binary(name: str = "mysqld_exporter") -> str:
 def ensure_guard(lab: Lab) -> None:
     """The probe guard on the port scrapes use (idempotent)."""
     port = lab.port(MYSQLD_EXPORTER)
-    description.write(lab)  # and the allow-list beside it
-    cfg = description.probes_path(lab)
+    lab_description.write(lab)  # and the allow-list beside it
+    cfg = lab_description.probes_path(lab)
     lab.spawn(GUARD, PART, "vmauth: mysqld_exporter's /probe for described nodes only",
               [_binary("vmauth"), f"-auth.config={cfg}", f"-httpListenAddr=127.0.0.1:{port}",
                "-configCheckInterval=5s", "-loggerLevel=WARN"],

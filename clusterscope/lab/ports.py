@@ -51,6 +51,9 @@ OFFSETS: dict[str, int] = {
     "scratch-otelcol": 95,
     "scratch-otelcol-health": 96,
     "scratch-inventory": 97,
+    # the alarm replay's own VictoriaMetrics and vmalert (clusterscope/bench/alarm_vmalert.py)
+    "replay-vm": 88,
+    "replay-vmalert": 87,
     # the exporter tests' own MariaDB (fixture tables) and exporter processes
     "exporter-test-sql": 90,
     "exporter-test-http": 91,

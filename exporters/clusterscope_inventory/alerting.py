@@ -231,7 +231,8 @@ def _file(value: Any, where: str, fail) -> str:  # noqa: ANN001
 
 # -- the Alertmanager configuration -----------------------------------------------------
 # A cause silences the symptoms it explains (kubernetes-mixin practice), and only symptoms
-# of its severity or lower: a warning never mutes a critical alert (review oncall-2 N4).
+# of its severity or lower: a warning never mutes a critical alert (a page must not be
+# silenced by a lesser cause that happens to be firing).
 # (source alert, its severity, target alertname regex, labels both must share)
 INHIBIT: list[tuple[str, str, str, list[str]]] = [
     # the exporter process does not answer: the cluster's other NDB warnings are noise
@@ -300,8 +301,8 @@ def config(alerting: Alerting | None, secrets_dir: str | os.PathLike,
     return {
         "route": {"receiver": alerting.routes["warning"],
                   # one notification per alert and cluster: a rolling restart, or a quorum
-                  # loss seen by every node, is one message, not one per node (review
-                  # oncall-2 N9); the alerts inside still name their nodes
+                  # loss seen by every node, is one message, not one per node; the alerts
+                  # inside still name their nodes
                   "group_by": ["alertname", "cluster"], **group,
                   "repeat_interval": alerting.repeat_interval, "routes": routes},
         "inhibit_rules": inhibit_rules(),

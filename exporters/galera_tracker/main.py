@@ -14,8 +14,8 @@ from clusterscope_inventory.description import LOG_COMPONENTS, DescriptionError,
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-from galera_tracker.metrics import TrackerCollector
-from galera_tracker.state import Tracker
+from galera_tracker.tracker import Tracker
+from galera_tracker.tracker_metrics import TrackerCollector
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

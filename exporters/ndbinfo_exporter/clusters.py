@@ -18,7 +18,7 @@ from pathlib import Path
 
 from clusterscope_inventory.description import Cluster, DescriptionError, load
 
-from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.scraper import Scraper
 
 log = logging.getLogger("ndbinfo_exporter.clusters")
 

@@ -12,14 +12,15 @@ from pathlib import Path
 
 from clusterscope_inventory.description import Cluster, DescriptionError
 
-from ndbinfo_exporter import __version__, mycnf, webconfig
+from ndbinfo_exporter import __version__, mycnf
 from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
-from ndbinfo_exporter.mycnf import ConfigError
-from ndbinfo_exporter.scrape import DEFAULT_SLOW_INTERVAL, Scraper, SqlNode
-from ndbinfo_exporter.server import make_server
+from ndbinfo_exporter.errors import ConfigError
+from ndbinfo_exporter.http_server import make_server
+from ndbinfo_exporter.scraper import DEFAULT_SLOW_INTERVAL, Scraper, SqlNode
 from ndbinfo_exporter.state import ExporterState, RestartLedger
+from ndbinfo_exporter.web import webconfig
 
 DEFAULT_LISTEN = "127.0.0.1:9723"
 log = logging.getLogger("ndbinfo_exporter")
@@ -70,10 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
                    " X-Prometheus-Scrape-Timeout-Seconds header lowers it)")
     p.add_argument("--scrape.slow-interval", dest="slow_interval", type=parse_duration,
                    default=DEFAULT_SLOW_INTERVAL,
-                   help="how often the slow collectors run (per-fragment views: lcp,"
-                        " lcp_tables, memory_per_fragment; the histograms"
-                        " tc_time_track_stats, pgman_time_track_stats); scrapes in between"
-                        " serve their last result (default 60s)")
+                   help="how often the slow collectors run (per-fragment views, record"
+                        " pools and histograms: "
+                        + ", ".join(c.name for c in ALL if c.slow)
+                        + "); scrapes in between serve their last result (default 60s)")
     p.add_argument("--state.file", dest="state_file", default="ndbinfo_exporter.state.json",
                    help="where completed restarts already counted are kept (default"
                         " ./ndbinfo_exporter.state.json)")

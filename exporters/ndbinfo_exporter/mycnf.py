@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ndbinfo_exporter.errors import ConfigError
+
 PASSWORD_ENV = "NDBINFO_EXPORTER_PASSWORD"
 
 # option-file keys we understand (dashes and underscores are the same to the mysql client)
@@ -29,10 +31,6 @@ _KNOWN = {"user", "password", "host", "port", "socket", "ssl_ca", "ssl_cert", "s
 # `ssl-verify-server-cert`, which map onto them below.
 SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 _TRUE = ("1", "on", "true", "yes", "")
-
-
-class ConfigError(ValueError):
-    """A configuration file is unusable; the message names the file and the problem."""
 
 
 @dataclass

@@ -46,8 +46,17 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
         q.add_argument("--window", type=float, help="seconds per window")
         q.add_argument("--warmup", type=float, help="warm-up seconds before the first round")
         q.add_argument("--design", choices=designs.DESIGNS,
-                       help="how the variants share the time (default: the experiment's,"
-                            f" else {designs.DEFAULT})")
+                       help="how the variants share the time, for every group (default: each"
+                            f" group's, else the experiment's, else {designs.DEFAULT});"
+                            " timesliced, windows and abba estimate the whole-workload"
+                            " effect, interleaved the mixed-statement one")
+        q.add_argument("--slot", type=float,
+                       help="time-sliced design: seconds per slot (default: the experiment's)")
+        q.add_argument("--washout", type=float,
+                       help="time-sliced design: seconds left out after each switch")
+        q.add_argument("--estimate-window", type=float,
+                       help="estimates cover the units of the last this many seconds"
+                            " (default: the experiment's, 3600)")
         q.add_argument("--estimator", choices=list(estimators.ESTIMATORS),
                        help="the overhead estimate and interval printed and exported"
                             f" (default: the experiment's, else {estimators.DEFAULT});"
@@ -76,8 +85,10 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
     how.add_argument("--forever", action="store_true", help="until stopped (SIGTERM)")
     r.set_defaults(func=cmd_run)
 
-    c = lsub.add_parser("cycle", help="always-on: run the configured experiments in turn")
-    c.add_argument("--experiments", help="comma-separated (default: all for the engine)")
+    c = lsub.add_parser("cycle", help="always-on: run the configured experiments in turn;"
+                        " each experiment's estimates gather its units across the cycles")
+    c.add_argument("--experiments", help="comma-separated (default: every experiment for the"
+                   " engine that is not `cycle: false`)")
     common(c)
     c.add_argument("--duration", type=float,
                    help="seconds per experiment (default: each experiment's own)")
@@ -94,11 +105,21 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
     ls.add_argument("--config")
     ls.set_defaults(func=cmd_list)
 
+    rx = lsub.add_parser("relaxation", help="measure throughput per bin after a switch of"
+                         " variant (what the time-sliced design's washout must cover)")
+    rx.add_argument("--experiment", required=True)
+    rx.add_argument("--variants", help="comma-separated subset (their baselines come along)")
+    common(rx)
+    rx.add_argument("--duration", type=float, default=600.0, help="seconds (default 600)")
+    rx.add_argument("--bin-ms", type=int, default=100, help="bin width (default 100 ms)")
+    rx.set_defaults(func=cmd_relaxation)
+
 
 def _runner_args(args: argparse.Namespace, metrics: object) -> dict:
     return {"threads": args.threads, "window": args.window, "warmup": args.warmup,
             "metrics": metrics, "cluster": args.cluster, "design": args.design,
-            "estimator": args.estimator}
+            "estimator": args.estimator, "slot": args.slot, "washout": args.washout,
+            "estimate_window": args.estimate_window}
 
 
 def _targets(args: argparse.Namespace) -> list:
@@ -156,35 +177,67 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cycle_names(exps: dict, engine: str, asked: str | None) -> list[str]:
+    """The experiments a cycle runs: those asked for, else every one for the engine that is
+    part of the always-on set."""
+    if asked:
+        names = [n.strip() for n in asked.split(",")]
+        unknown = [n for n in names if n not in exps]
+        if unknown:
+            raise config.ConfigError(f"no experiment(s) {', '.join(unknown)} in the config")
+        return names
+    return [n for n, e in exps.items() if e.cycle
+            and any(v.runs_on(engine) for v in e.variants)
+            and not (e.kind == "read_backup" and engine == "innodb")]
+
+
 def cmd_cycle(args: argparse.Namespace) -> int:
     from clusterscope_loadgen.runner import Runner
     try:
         exps = config.load(args.config)
-        names = ([n.strip() for n in args.experiments.split(",")] if args.experiments
-                 else [n for n, e in exps.items()
-                       if any(v.runs_on(args.engine) for v in e.variants)
-                       and not (e.kind == "read_backup" and args.engine == "innodb")])
-        unknown = [n for n in names if n not in exps]
-        if unknown:
-            raise config.ConfigError(f"no experiment(s) {', '.join(unknown)} in the config")
-        targets = _targets(args)
+        names = cycle_names(exps, args.engine, args.experiments)
+        targets = _targets(args)  # the guard, before /metrics is served
         metrics = _metrics(args)
+        # One runner per experiment for the whole cycle: each keeps its units, so its
+        # estimates gather the units of every pass inside their sliding window.
+        runners = {name: Runner(exps[name], args.engine, targets,
+                                **_runner_args(args, metrics)) for name in names}
         results = []
-        while True:
-            for name in names:
-                runner = Runner(exps[name], args.engine, targets,
-                                **_runner_args(args, metrics))
+        stopped = False
+        while not stopped:
+            for runner in runners.values():
                 results.append(runner.run(duration=args.duration))
-                if runner.stopped:
+                stopped = runner.stopped
+                if stopped:
                     break
-            if not args.forever or runner.stopped:
+            if not args.forever:
                 break
+            if args.json_out:  # a forever cycle keeps only its newest pass per experiment
+                results = results[-len(runners):]
     except _errors() as exc:
         print(f"loadgen: {exc}", file=sys.stderr)
         return 2
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=1, default=str))
     _linger(args)
+    return 0
+
+
+def cmd_relaxation(args: argparse.Namespace) -> int:
+    from clusterscope_loadgen import relaxation
+    from clusterscope_loadgen.runner import Runner
+    try:
+        exp = config.experiment(args.experiment, args.config)
+        only = [v.strip() for v in args.variants.split(",")] if args.variants else None
+        runner = Runner(exp, args.engine, _targets(args), only=only,
+                        **_runner_args(args, None))
+        result = relaxation.measure(runner, args.duration, args.bin_ms)
+    except _errors() as exc:
+        print(f"loadgen: {exc}", file=sys.stderr)
+        return 2
+    print(relaxation.render(result))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result, indent=1, default=str))
     return 0
 
 
@@ -216,7 +269,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"loadgen: {exc}", file=sys.stderr)
         return 2
     for e in exps.values():
-        print(f"{e.name} ({e.kind}): {e.description}")
+        print(f"{e.name} ({e.kind}){'' if e.cycle else ' [not in cycle]'}: {e.description}")
         for v in e.variants:
             vs = f" vs {v.baseline}" if v.baseline else " (baseline)"
             eng = f" [{', '.join(v.engines)}]" if v.engines else ""

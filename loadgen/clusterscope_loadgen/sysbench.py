@@ -92,6 +92,7 @@ class VariantRun:
     queries: int = 0
     seconds: float = 0.0  # wall time inside the steps, summed over the threads
     delay_seconds: float = 0.0  # injected calibration delay (delay_us), as measured
+    cpu_seconds: float = 0.0  # the client threads' own CPU inside the steps
     histogram: dict[int, int] = field(default_factory=dict)  # bucket -> steps
     threads: int = 0  # threads that reported this variant
 
@@ -111,7 +112,7 @@ class VariantRun:
 
     def add(self, other: VariantRun) -> None:
         for name in ("steps", "rows", "attempted", "stale", "queries", "seconds",
-                     "delay_seconds", "threads"):
+                     "delay_seconds", "cpu_seconds", "threads"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for b, c in other.histogram.items():
             self.histogram[b] = self.histogram.get(b, 0) + c
@@ -136,6 +137,8 @@ class Result:
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
     variants: dict[str, VariantRun] = field(default_factory=dict)  # by mix name
+    # a time-sliced window's CSSLOT/CSTHREAD lines, for slots.parse (then dropped)
+    slot_lines: list[str] = field(default_factory=list)
 
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
@@ -150,7 +153,8 @@ _PATTERNS = {
 _HIST = re.compile(r"^\s*([0-9.]+) \|\**\s+(\d+)\s*$")
 _CSSTAT = re.compile(r"^CSSTAT tid=(\d+) committed=(\d+) stale=(\d+)")
 _CSVAR = re.compile(r"^CSVAR tid=(\d+) name=(\S*) steps=(\d+) rows=(\d+) attempted=(\d+)"
-                    r" stale=(\d+) queries=(\d+) time=([0-9.]+) delay=([0-9.]+) hist=(\S*)$")
+                    r" stale=(\d+) queries=(\d+) time=([0-9.]+) delay=([0-9.]+) hist=(\S*)"
+                    r"(?: cpu=([0-9.]+))?$")
 QUANTILES = (0.5, 0.95, 0.99)
 BUCKETS_PER_E = 40  # cs_common.lua: bucket = floor(40 * ln(microseconds))
 
@@ -181,7 +185,7 @@ def _variant_run(m: re.Match) -> VariantRun:
     return VariantRun(steps=int(m.group(3)), rows=int(m.group(4)), attempted=int(m.group(5)),
                       stale=int(m.group(6)), queries=int(m.group(7)),
                       seconds=float(m.group(8)), delay_seconds=float(m.group(9)),
-                      histogram=hist, threads=1)
+                      histogram=hist, threads=1, cpu_seconds=float(m.group(11) or 0.0))
 
 
 def percentiles(histogram: list[tuple[float, int]],
@@ -222,6 +226,8 @@ def parse(text: str) -> Result:
             r.stale += int(m.group(3))
         elif m := _CSVAR.match(line):
             r.variants.setdefault(m.group(2), VariantRun()).add(_variant_run(m))
+        elif line.startswith(("CSSLOT ", "CSTHREAD ")):
+            r.slot_lines.append(line)
         elif line.startswith("FATAL"):
             r.fatal.append(line.strip())
     r.latency = percentiles(hist)
