@@ -268,27 +268,35 @@ class Demo:
         return found
 
     def _overheads(self, age: float) -> list[dict]:
-        """Each experiment's final estimate (its loadgen has ended: look back over the run)."""
+        """Each experiment's final estimate (its loadgen has ended: look back over the run),
+        with the estimand it estimates and its interval's level."""
         vm = self.vm()
         out = []
         rng = f"[{int(age)}s]"
+
+        def last(name: str, sel: str) -> float:
+            rows = vm.query(f"last_over_time({name}{{{sel}}}{rng})")
+            return float(rows[0]["value"][1]) if rows else math.nan
+
         for r in vm.query(f"last_over_time(loadgen_overhead_ratio{rng})"):
             m = r["metric"]
-            sel = ",".join(f'{k}="{m[k]}"' for k in ("experiment", "variant", "baseline")
-                           if k in m)
-            lo = vm.query(f"last_over_time(loadgen_overhead_ratio_lower{{{sel}}}{rng})")
-            hi = vm.query(f"last_over_time(loadgen_overhead_ratio_upper{{{sel}}}{rng})")
-            pairs = vm.query(f"last_over_time(loadgen_overhead_pairs{{{sel}}}{rng})")
+            sel = ",".join(f'{k}="{m[k]}"' for k in ("experiment", "variant", "baseline",
+                                                      "estimand") if k in m)
+            low, high = last("loadgen_overhead_ratio_lower", sel), last(
+                "loadgen_overhead_ratio_upper", sel)
+            level = last("loadgen_overhead_confidence_ratio", sel)
+            units = last("loadgen_overhead_pairs", sel)
+            n = 0 if math.isnan(units) else int(units)
             v = float(r["value"][1])
-            low = float(lo[0]["value"][1]) if lo else math.nan
-            high = float(hi[0]["value"][1]) if hi else math.nan
-            n = int(float(pairs[0]["value"][1])) if pairs else 0
-            text = f"{v * 100:+.1f}%" + ("  (one pair: no interval yet)" if math.isnan(low) else
-                                         f"  95% CI [{low * 100:+.1f}%, {high * 100:+.1f}%]")
-            text += f"  over {n} A/B pairs (positive = variant slower)"
+            level_text = "95%" if math.isnan(level) else f"{level * 100:.4g}%"
+            text = f"{v * 100:+.1f}%" + ("  (too few units: no interval yet)" if math.isnan(low)
+                                         else f"  {level_text} CI [{low * 100:+.1f}%,"
+                                              f" {high * 100:+.1f}%]")
+            text += (f"  over {n} units, estimand {m.get('estimand', '?')}"
+                     " (positive = variant slower)")
             out.append({"experiment": m.get("experiment", "?"), "variant": m.get("variant", "?"),
-                        "baseline": m.get("baseline", "?"), "ratio": v, "low": low,
-                        "high": high, "text": text})
+                        "baseline": m.get("baseline", "?"), "estimand": m.get("estimand", "?"),
+                        "ratio": v, "low": low, "high": high, "text": text})
         return sorted(out, key=lambda o: (o["experiment"], o["variant"]))
 
 

@@ -1,12 +1,13 @@
 """Go-built tools the lab and the tests need, built from the Go module proxy and cached.
 
-The lab runs the versions compose/ pins (VictoriaMetrics, vmagent, vmalert, Alertmanager,
-VictoriaLogs, the OpenTelemetry Collector), so the configs, rules and dashboards are proven
-on what users deploy. docker compose cannot be `go install`ed (replace/exclude directives),
-so every module's source is downloaded, copied somewhere writable and built there. The
-collector is this repository's own distribution (compose/otelcol/: a main package listing the
-components the log shipper uses, every module pinned in its go.mod/go.sum), built from that
-directory; compose builds compose/otelcol/Dockerfile from the same files.
+The lab runs the versions compose/ pins (VictoriaMetrics, vmagent, vmalert, vmauth,
+Alertmanager, VictoriaLogs, the OpenTelemetry Collector), so the configs, rules and
+dashboards are proven on what users deploy. docker compose cannot be `go install`ed
+(replace/exclude directives), so every module's source is downloaded, copied somewhere
+writable and built there. The collector is this repository's own distribution
+(compose/otelcol/: a main package listing the components the log shipper uses, every module
+pinned in its go.mod/go.sum), built from that directory; compose builds
+compose/otelcol/Dockerfile from the same files.
 """
 
 from __future__ import annotations
@@ -98,6 +99,9 @@ TOOLS: dict[str, GoTool] = {
         _vm_tool("victoria-metrics"),
         _vm_tool("vmagent"),
         _vm_tool("vmalert"),
+        # the door: the one authenticating proxy compose publishes (and the lab runs), and
+        # the allow-list in front of mysqld_exporter's /probe
+        _vm_tool("vmauth"),
         GoTool("victoria-logs", VLOGS_MODULE, VLOGS_VERSION, "./app/victoria-logs",
                ldflags=f"-X {VM_MODULE}/lib/buildinfo.Version=victoria-logs-{{version}}"
                        "-tags-{version}-0-g0000000"),

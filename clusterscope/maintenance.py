@@ -6,6 +6,9 @@ silenced. The silences are Alertmanager's own (API v2 `POST /api/v2/silences`, w
 `amtool silence add` sends: prometheus/alertmanager api/v2/openapi.yaml v0.28.1), marked
 with `createdBy: clusterscope maintenance` so `stop` ends only these. The Watchdog is never
 silenced: its matchers name a cluster, which the Watchdog has not.
+
+Through the door Alertmanager's URL is `https://HOST:8427/alertmanager` and the requests carry
+the operate role's credentials: `access` opens them (clusterscope/clients/credentials.py).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 
 CREATED_BY = "clusterscope maintenance"
 DEFAULT_URL = "http://127.0.0.1:9093"
@@ -23,6 +27,18 @@ _DURATION = re.compile(r"^(\d+)([mhd])$")
 
 class MaintenanceError(Exception):
     pass
+
+
+class Opener(Protocol):
+    def open(self, req: urllib.request.Request, timeout: float) -> Any: ...
+
+
+class _Plain:
+    def open(self, req: urllib.request.Request, timeout: float) -> Any:
+        return urllib.request.urlopen(req, timeout=timeout)
+
+
+PLAIN = _Plain()
 
 
 def parse_duration(text: str) -> timedelta:
@@ -35,12 +51,13 @@ def parse_duration(text: str) -> timedelta:
         else timedelta(days=n)
 
 
-def _call(url: str, method: str = "GET", body: dict | None = None) -> object:
+def _call(url: str, method: str = "GET", body: dict | None = None,
+          access: Opener = PLAIN) -> object:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method,
                                  headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        with access.open(req, 10) as resp:
             text = resp.read()
     except urllib.error.HTTPError as exc:
         raise MaintenanceError(f"{method} {url}: {exc.code}"
@@ -62,19 +79,19 @@ def matchers(cluster: str, node: str | None, node_id: str | None) -> list[dict]:
 
 
 def start(am: str, cluster: str, node: str | None, node_id: str | None,
-          duration: timedelta, comment: str) -> str:
+          duration: timedelta, comment: str, access: Opener = PLAIN) -> str:
     now = datetime.now(UTC)
     body = {"matchers": matchers(cluster, node, node_id),
             "startsAt": now.isoformat(), "endsAt": (now + duration).isoformat(),
             "createdBy": CREATED_BY, "comment": comment}
-    res = _call(f"{am}/api/v2/silences", "POST", body)
+    res = _call(f"{am}/api/v2/silences", "POST", body, access)
     return str(res["silenceID"])  # type: ignore[index]
 
 
-def ours(am: str, cluster: str | None = None) -> list[dict]:
+def ours(am: str, cluster: str | None = None, access: Opener = PLAIN) -> list[dict]:
     """Active silences made by this command (of one cluster)."""
     out = []
-    for s in _call(f"{am}/api/v2/silences"):  # type: ignore[union-attr]
+    for s in _call(f"{am}/api/v2/silences", access=access):  # type: ignore[union-attr]
         if s.get("createdBy") != CREATED_BY or s["status"]["state"] == "expired":
             continue
         names = {m["name"]: m["value"] for m in s["matchers"]}
@@ -83,10 +100,10 @@ def ours(am: str, cluster: str | None = None) -> list[dict]:
     return out
 
 
-def stop(am: str, cluster: str) -> list[str]:
+def stop(am: str, cluster: str, access: Opener = PLAIN) -> list[str]:
     ended = []
-    for s in ours(am, cluster):
-        _call(f"{am}/api/v2/silence/{s['id']}", "DELETE")
+    for s in ours(am, cluster, access):
+        _call(f"{am}/api/v2/silence/{s['id']}", "DELETE", access=access)
         ended.append(s["id"])
     return ended
 

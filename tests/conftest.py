@@ -1,4 +1,8 @@
-"""Shared test bed: one lab per test session, driven through the real CLI.
+"""Shared test bed: the lanes, and one lab per test session driven through the real CLI.
+
+Lanes (tests/lanes.py): every test is `unit`, `tools` or `lab`, by its marker or by the
+fixtures it uses; plain `pytest` runs the unit lane, `make test` all three. Naming a test
+file or node on the command line runs what it names in every lane, unless `-m` is given.
 
 Parts come up lazily (`lab.ensure("galera")`) the first time a test needs them and stay up
 for the rest of the session; everything goes down once at the end. The lab uses its own
@@ -19,6 +23,21 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from lanes import (
+    ENV_BIN,
+    ENV_LANE,
+    GO_TOOLS,
+    LANES,
+    ON_PATH,
+    SITE,
+    LaneError,
+    classify,
+    encode,
+    known,
+    program,
+    starts,
+    verdict,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,15 +91,176 @@ class LabHandle:
         return port(self.port_base, name)
 
 
+# -- lanes -------------------------------------------------------------------------------------
+# fixtures that put a test in the lab lane (a fixture that starts a tool says so with
+# lanes.starts, and puts its tests in the tools lane)
+LAB_FIXTURES = frozenset({"lab", "ndb_lab", "galera_lab", "monitoring_lab", "lab_scenario"})
+# what a lab test needs at least, checked before it runs (the lab brings up the rest)
+LAB_TOOLS = ("mariadb", "victoria-metrics")
+LANE = pytest.StashKey[tuple[str, frozenset[str]]]()
+IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+# the lane in force, why it was broken, the fixtures being set up, and what each fixture
+# started when it was set up (so a test that uses it later needs the same lane)
+_GUARD: dict = {"lane": "lab", "allowed": frozenset(), "why": [], "bin": None, "fixtures": []}
+FIXTURE_STARTED: dict[tuple[str, str], set[str]] = {}  # (where defined, name) -> tools
+
+
+def _audit(event: str, args: tuple) -> None:
+    exe = program(event, args)
+    if exe is None:
+        return
+    if _GUARD["fixtures"]:
+        FIXTURE_STARTED.setdefault(_GUARD["fixtures"][-1], set()).add(
+            classify(exe, _GUARD["bin"]) or os.path.basename(exe))
+    why = verdict(_GUARD["lane"], _GUARD["allowed"], exe, _GUARD["bin"])
+    if why:
+        _GUARD["why"].append(why)
+        raise LaneError(why)
+
+
+sys.addaudithook(_audit)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """pyproject's addopts select the unit lane; a command line that names test files or
+    nodes (and no -m) runs what it names, whatever its lane."""
+    args = config.invocation_params.args
+    if not any(a == "-m" or a.startswith("-m") for a in args) and any(
+            ".py" in a for a in config.args):
+        config.option.markexpr = ""
+    from clusterscope.gotools import BIN_DIR
+    _GUARD["bin"] = os.path.abspath(BIN_DIR)
+
+
+def _lane(item: pytest.Item) -> tuple[str, frozenset[str], list[str]]:
+    """(lane, tools it may start, problems) from its markers and fixtures."""
+    problems = []
+    marked = {m.name for m in item.iter_markers() if m.name in LANES}
+    named = [a for m in item.iter_markers("tools") for a in m.args]
+    if item.get_closest_marker("tools") is not None and not named:
+        problems.append("@pytest.mark.tools needs the tools it starts, by name")
+    problems += [f"unknown tool {t!r} (tests/lanes.py knows {sorted([*ON_PATH, *GO_TOOLS])})"
+                 for t in named if not known(t)]
+    fixtures = set(item.fixturenames)
+    defs = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+    declared = {name: getattr(defs[name][-1].func, "lane_tools", ())
+                for name in fixtures if defs.get(name)}
+    tool_fixtures = sorted(name for name, tools in declared.items() if tools)
+    from_fixtures = [t for f in tool_fixtures for t in declared[f]]
+    problems += [f"fixture {f!r} starts unknown tool {t!r}" for f in tool_fixtures
+                 for t in declared[f] if not known(t)]
+    if len(marked) > 1:
+        problems.append(f"more than one lane marker: {sorted(marked)}")
+    lab_fixtures = fixtures & LAB_FIXTURES
+    if lab_fixtures:
+        if marked - {"lab"}:
+            problems.append(f"uses {sorted(lab_fixtures)}, so it is a lab test, not"
+                            f" {sorted(marked - {'lab'})}")
+        lane = "lab"
+    elif "lab" in marked:
+        lane = "lab"
+    elif "tools" in marked or from_fixtures:
+        if "unit" in marked:
+            problems.append(f"uses {tool_fixtures}, which start tools: not a unit test")
+        lane = "tools"
+    else:
+        lane = "unit"
+    return lane, frozenset(named) | frozenset(from_fixtures), problems
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`shapes` tests run first: they bring up labs of their own before the shared one
-    exists. `demo` tests run last: they replay the whole scenario in the lab the others
-    left up."""
+    """Each test gets exactly one lane (a usage error otherwise, so a new test cannot land
+    in the wrong one). `shapes` tests run first: they bring up labs of their own before the
+    shared one exists. `demo` tests run last: they replay the whole scenario in the lab the
+    others left up."""
+    problems = []
+    for item in items:
+        lane, allowed, why = _lane(item)
+        problems += [f"{item.nodeid}: {w}" for w in why]
+        item.stash[LANE] = (lane, allowed)
+        if item.get_closest_marker(lane) is None:
+            item.add_marker(lane)
+    if problems:
+        raise pytest.UsageError("tests outside their lane (tests/lanes.py):\n  "
+                                + "\n  ".join(problems))
+
     def order(item: pytest.Item) -> int:
         if item.get_closest_marker("shapes") is not None:
             return 0
         return 2 if item.get_closest_marker("demo") is not None else 1
     items.sort(key=order)
+
+
+def _missing(tool: str) -> str | None:
+    """Why `tool` cannot run here, or None."""
+    path = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
+    if tool in GO_TOOLS:
+        from clusterscope.gotools import TOOLS
+        if TOOLS[tool].path.exists() or shutil.which(tool, path=path):
+            return None
+        return f"{tool} {TOOLS[tool].version} is not built (make tools)"
+    if any(shutil.which(exe, path=path) for exe in ON_PATH[tool].executables):
+        return None
+    return f"{tool} is not installed ({ON_PATH[tool].installs})"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    lane, allowed = item.stash.get(LANE, ("unit", frozenset()))
+    needs = sorted(allowed) if lane == "tools" else list(LAB_TOOLS) if lane == "lab" else []
+    missing = [why for why in map(_missing, needs) if why]
+    if missing:
+        if IN_CI:
+            pytest.fail("CI must have every tool: " + "; ".join(missing), pytrace=False)
+        pytest.skip("; ".join(missing))
+    _GUARD.update(lane=lane, allowed=allowed, why=[])
+    if lane == "tools":
+        os.environ[ENV_LANE] = encode(lane, allowed)
+        os.environ[ENV_BIN] = _GUARD["bin"]
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [str(SITE), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
+    _GUARD["fixtures"].append((fixturedef.baseid, fixturedef.argname))
+    try:
+        return (yield)
+    finally:
+        _GUARD["fixtures"].pop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    lane, allowed = item.stash.get(LANE, ("unit", frozenset()))
+    if lane != "lab":
+        # a module or session fixture another test set up: its processes count here too
+        defs = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+        for name in item.fixturenames:
+            fd = defs.get(name, [None])[-1]
+            started = FIXTURE_STARTED.get((fd.baseid, name), set()) if fd else set()
+            if lane == "tools":
+                started = {t for t in started if known(t)} - allowed
+            if started:
+                pytest.fail(f"fixture {name!r} started {sorted(started)}, so this test"
+                            f" belongs in the tools lane with them named (tests/lanes.py)",
+                            pytrace=False)
+    result = yield
+    if _GUARD["why"]:  # started a tool and swallowed the error: still out of its lane
+        pytest.fail("; ".join(_GUARD["why"]), pytrace=False)
+    return result
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    _GUARD.update(lane="lab", allowed=frozenset(), why=[])
+    os.environ.pop(ENV_LANE, None)
+    if os.environ.get("PYTHONPATH", "").startswith(str(SITE)):
+        rest = os.environ["PYTHONPATH"][len(str(SITE)):].lstrip(os.pathsep)
+        if rest:
+            os.environ["PYTHONPATH"] = rest
+        else:
+            del os.environ["PYTHONPATH"]
 
 
 @pytest.fixture(scope="session")
@@ -114,22 +294,49 @@ def monitoring_lab(lab: LabHandle) -> LabHandle:
 
 
 @pytest.fixture(scope="session")
+@starts("victoria-metrics")
 def scratch_vm(tmp_path_factory: pytest.TempPathFactory):
     """A real, empty VictoriaMetrics for tests that write series with known values."""
+    from clusterscope import gotools
     from clusterscope.clients.vm import VM
     from clusterscope.lab.core import Lab
 
     root = tmp_path_factory.mktemp("scratch-vm")
     lab = Lab(root / "lab", int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")))
     port = lab.port("scratch-vm")
+    # the release compose pins, as the lab runs it
+    binary = str(gotools.build(gotools.TOOLS["victoria-metrics"]))
     lab.spawn("scratch-vm", "test", "VictoriaMetrics for known-value tests",
-              ["victoria-metrics", f"-storageDataPath={root / 'data'}",
+              [binary, f"-storageDataPath={root / 'data'}",
                f"-httpListenAddr=127.0.0.1:{port}", "-search.latencyOffset=0s",
                "-retentionPeriod=100y", "-search.disableCache"], port=port)
     try:
         yield VM(f"http://127.0.0.1:{port}")
     finally:
         lab.stop("scratch-vm")
+
+
+@pytest.fixture(scope="session")
+@starts("mariadb")
+def scratch_sql() -> Iterator:
+    """A real MariaDB holding ndbinfo tables for the exporter's tests, one per session
+    (tests/ndbinfo_scratch.py)."""
+    from ndbinfo_scratch import serve
+
+    with serve() as server:
+        yield server
+
+
+@pytest.fixture
+def sql_cur(scratch_sql) -> Iterator:
+    """A root cursor on it, the baseline rows in place (each test starts from them)."""
+    from ndbinfo_scratch import baseline
+
+    conn = scratch_sql.root()
+    cur = conn.cursor()
+    baseline(cur)
+    yield cur
+    conn.close()
 
 
 @pytest.fixture(scope="session")
@@ -198,6 +405,16 @@ def lab_scenario(lab: LabHandle) -> dict:
     # its series stay in VictoriaMetrics; the load and the service must not outlive us
     lab.cli("loadgen", "stop", "--experiment", "read_backup")
     return {"start": start, "end": time.time(), "steps": steps}
+
+
+@pytest.fixture
+def vol():
+    """A directory a container's user can reach (pytest's tmp_path is root's 0700): the
+    stand-in for a named volume or a host log directory (tests/test_compose_contract.py)."""
+    d = Path(tempfile.mkdtemp(prefix="cs-contract-"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from clusterscope_logs import collector
 from clusterscope import gotools
 from clusterscope.clients.vlogs import VLogs
 from clusterscope.lab.core import Lab, wait_http
-from clusterscope.logs import store
+from clusterscope.logs.vlogs_args import vlogs_args
 
 
 def lines_of(path: Path) -> list[str]:
@@ -35,7 +35,7 @@ def store_and_shipper(root: Path, config: dict | str | None = None
     port = lab.port("scratch-vlogs")
     lab.spawn("scratch-vlogs", "test", "VictoriaLogs for shipped-log tests",
               [str(gotools.build(gotools.TOOLS["victoria-logs"])),
-               *store.vlogs_args(root / "vlogs", f"127.0.0.1:{port}", "100y")],
+               *vlogs_args(root / "vlogs", f"127.0.0.1:{port}", "100y")],
               port=port, wait_ready=lambda: wait_http(f"http://127.0.0.1:{port}/health", 60))
     try:
         if config is not None:

@@ -8,6 +8,7 @@ times each restart completed so tests can ask "did the alert fire for THIS resta
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,15 +31,61 @@ CONFIG = load_config()
 
 
 def promtool_test(tmp_path: Path, input_series: list[dict], expr_tests: list[dict],
-                  alert_tests: list[dict] | None = None) -> None:
-    """`promtool test rules` of every rule file against these series and expectations."""
-    spec = {"rule_files": [str(f) for f in RULE_FILES], "evaluation_interval": f"{STEP}s",
-            "tests": [{"interval": f"{STEP}s", "input_series": input_series,
+                  alert_tests: list[dict] | None = None, files: list[Path] | None = None,
+                  step: int = STEP) -> None:
+    """`promtool test rules` against these series and expectations, samples and evaluations
+    every `step` seconds: of `files`, or of the repository's rules the expectations name and
+    every rule those read, transitively (`needed_rules`), in their own groups and order."""
+    if files is None:
+        needed = needed_rules([t["expr"] for t in expr_tests],
+                              [t["alertname"] for t in alert_tests or []])
+        rules = tmp_path / "rules.yml"
+        rules.write_text(yaml.safe_dump({"groups": needed}, sort_keys=False))
+        files = [rules]
+    spec = {"rule_files": [str(f) for f in files], "evaluation_interval": f"{step}s",
+            "tests": [{"interval": f"{step}s", "input_series": input_series,
                        "promql_expr_test": expr_tests, "alert_rule_test": alert_tests or []}]}
     f = tmp_path / "test.yml"
     f.write_text(yaml.safe_dump(spec, sort_keys=False))
     proc = subprocess.run(["promtool", "test", "rules", str(f)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+
+
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_ALERTNAME = re.compile(r'alertname\s*=\s*"([^"]+)"')
+
+
+def needed_rules(exprs: list[str], alerts: list[str]) -> list[dict]:
+    """The groups of the rule files cut down to what these expressions and alerts depend
+    on. promtool evaluates every rule it loads at every step, and a rule nothing reads
+    cannot change one that is read; loading only these makes a scenario of hours several
+    times faster. A read of ALERTS that does not name its alerts keeps every alert."""
+    groups = [g for f in RULE_FILES for g in yaml.safe_load(f.read_text())["groups"]]
+    by_name: dict[str, list[dict]] = {}
+    for g in groups:
+        for r in g["rules"]:
+            by_name.setdefault(r.get("record") or r["alert"], []).append(r)
+    keep: set[int] = set()
+    todo = [*exprs, *(f'ALERTS{{alertname="{a}"}}' for a in alerts)]
+    while todo:
+        expr = todo.pop()
+        names = set(_NAME.findall(expr))
+        wanted = names & by_name.keys()
+        if "ALERTS" in names or "ALERTS_FOR_STATE" in names:
+            named = set(_ALERTNAME.findall(expr))
+            every = [n for n, rs in by_name.items() if any("alert" in r for r in rs)]
+            wanted |= named if named and "=~" not in expr else set(every)
+        for n in wanted:
+            for r in by_name[n]:
+                if id(r) not in keep:
+                    keep.add(id(r))
+                    todo.append(r["expr"])
+    out = []
+    for g in groups:
+        rules = [r for r in g["rules"] if id(r) in keep]
+        if rules:
+            out.append({**g, "rules": rules})
+    return out
 
 
 def firing(alert: str, at: int, labels: list[dict] | None) -> dict:
@@ -258,3 +305,41 @@ def histogram(name: str, labels: dict[str, str], les: list[str],
         out.append(_series(f"{name}_bucket", {**labels, "le": le}, bucket_values[i]))
     out.append(_series(f"{name}_count", labels, bucket_values[-1]))
     return out
+
+
+def unit_counters(labels: dict[str, str], units: list[tuple[float, float]], steps: int,
+                  step: int = STEP) -> list[dict]:
+    """The loadgen's unit counters (clusterscope_loadgen/unitstream.py) as a scrape every
+    `step` seconds sees them: `units` are (completion second, variant/baseline ratio)."""
+    n = s = q = 0.0
+    cols: list[list[float]] = [[], [], []]
+    i = 0
+    for k in range(steps):
+        while i < len(units) and units[i][0] <= k * step:
+            n, s, q = n + 1, s + units[i][1], q + units[i][1] ** 2
+            i += 1
+        for col, v in zip(cols, (n, s, q), strict=True):
+            col.append(v)
+    names = ("loadgen_unit_tps_ratio_count", "loadgen_unit_tps_ratio_sum",
+             "loadgen_unit_tps_ratio_squares_total")
+    return [{"series": metric(name, labels), "values": " ".join(f"{v:.12g}" for v in col)}
+            for name, col in zip(names, cols, strict=True)]
+
+
+def cycle_units(seed: int, hours: float, sd: float, level: float = 0.10,
+                step_at: float | None = None, step: float = 0.0, per_turn: int = 6,
+                turn: float = 480.0) -> list[list[tuple[float, float]]]:
+    """What the always-on cycle gives one comparison: every `turn` seconds a run of
+    `per_turn` units 20 s apart (a fresh run each turn), overhead `level` with noise `sd`,
+    plus `step` from `step_at`. Each turn's units, as (second, variant/baseline ratio)."""
+    rng = random.Random(seed)
+    turns, t0 = [], 0.0
+    while t0 < hours * 3600:
+        units = []
+        for k in range(per_turn):
+            t = t0 + 20 * (k + 1)
+            x = rng.gauss(level, sd) + (step if step_at is not None and t >= step_at else 0.0)
+            units.append((t, 1.0 - x))
+        turns.append(units)
+        t0 += turn
+    return turns

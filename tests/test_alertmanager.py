@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import eventually
+from lanes import starts
 
 from clusterscope import gotools
 from clusterscope import maintenance as mw
@@ -168,7 +169,20 @@ def amtool_route(config: Path, labels: str) -> str:
 
 
 # -- routes from the settings a user writes ---------------------------------------------------
+def secret_files(tmp: Path, alerting: dict) -> Path:
+    """The secrets directory a user makes for an `alerting:` section: each file it names,
+    holding a placeholder (the configuration refers to them by path)."""
+    from clusterscope_inventory.alerting import parse
+
+    d = tmp / "secrets" / "alerting"
+    d.mkdir(parents=True, exist_ok=True)
+    for name in parse(alerting, "alerting", lambda w, p: ValueError(f"{w}: {p}")).files():
+        (d / name).write_text("placeholder\n")
+    return d
+
+
 @pytest.fixture(scope="module")
+@starts("python", "amtool")
 def readme_config(tmp_path_factory) -> Path:
     """alertmanager.yml as the inventory renders README's example (no Alertmanager)."""
     tmp = tmp_path_factory.mktemp("readme")
@@ -178,8 +192,9 @@ def readme_config(tmp_path_factory) -> Path:
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from clusterscope_inventory.description import load;"
          " from clusterscope_inventory.alerting import ConfigWriter;"
-         " ConfigWriter(sys.argv[2], '/run/secrets/alerting').update(load(sys.argv[1]).alerting)",
-         str(desc), str(out)], capture_output=True, text=True, timeout=60)
+         " ConfigWriter(sys.argv[2], sys.argv[3]).update(load(sys.argv[1]).alerting)",
+         str(desc), str(out), str(secret_files(tmp, readme_alerting()))],
+        capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     amtool = gotools.build(gotools.TOOLS["amtool"])
     check = subprocess.run([str(amtool), "check-config", str(out)], capture_output=True,
@@ -199,9 +214,10 @@ def readme_config(tmp_path_factory) -> Path:
     # the dead man's switch, whatever its severity says
     ("alertname=ClusterscopeWatchdog severity=info", "heartbeat"),
 ])
+@pytest.mark.tools("amtool")
 def test_amtool_routes_each_severity_from_the_settings_a_user_writes(
         readme_config, labels, receiver) -> None:
-    """F16/N9: critical has its own receiver, info a quiet one, the Watchdog the heartbeat.
+    """Critical has its own receiver, info a quiet one, the Watchdog the heartbeat.
     Before: `critical` and `default` were one webhook URL, info went with warnings, and
     the heartbeat had no setting."""
     assert amtool_route(readme_config, labels) == receiver
@@ -211,12 +227,14 @@ def test_the_heartbeat_and_every_credential_are_files(readme_config) -> None:
     cfg = yaml.safe_load(readme_config.read_text())
     receivers = {r["name"]: r for r in cfg["receivers"]}
     hb = receivers["heartbeat"]["webhook_configs"][0]
-    assert hb["url_file"].startswith("/run/secrets/alerting/") and not hb["send_resolved"]
+    assert hb["url_file"].endswith("/secrets/alerting/" + Path(hb["url_file"]).name)
+    assert not hb["send_resolved"]
     text = readme_config.read_text()
     assert not re.search(r"(api_url|routing_key|auth_password|service_key|\burl):", text)
     assert receivers["nobody"] == {"name": "nobody"}
 
 
+@pytest.mark.tools("python")
 def test_a_literal_secret_in_the_description_is_refused(tmp_path) -> None:
     desc = tmp_path / "clusterscope.yml"
     desc.write_text(yaml.safe_dump({"clusters": [CLUSTER], "alerting": {
@@ -232,6 +250,7 @@ def test_a_literal_secret_in_the_description_is_refused(tmp_path) -> None:
 
 # -- delivery by the real Alertmanager --------------------------------------------------------
 @pytest.fixture(scope="module")
+@starts("alertmanager", "python")
 def stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("am")
     posts, mails = Posts(), Mails()
@@ -311,7 +330,7 @@ def test_a_changed_description_reaches_alertmanager_without_a_restart(stack) -> 
 
 
 def test_a_cause_silences_its_symptoms_but_a_warning_never_a_critical(stack) -> None:
-    """N4/F17: NdbExporterDown (a warning: the exporter process) used to inhibit every NDB
+    """NdbExporterDown (a warning: the exporter process) used to inhibit every NDB
     alert of its cluster, the critical ones included. Now it mutes the cluster's warnings
     only; a critical cause (the cluster unreachable, a node group's last replica, a Galera
     cluster down) mutes what it explains."""
@@ -356,7 +375,7 @@ def test_every_inhibition_names_alerts_the_rules_have() -> None:
 
 
 def test_a_maintenance_window_silences_the_cluster_and_ends(stack) -> None:
-    """N9: `clusterscope maintenance start --cluster X` silences X's alerts in
+    """`clusterscope maintenance start --cluster X` silences X's alerts in
     Alertmanager (a planned restart pages nobody), not another cluster's and not the
     Watchdog; `stop` ends it."""
     s, _, _ = stack

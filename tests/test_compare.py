@@ -12,6 +12,8 @@ import pytest
 from clusterscope.analysis.compare import Quantity, collect, compare_samples, render_table
 from clusterscope.analysis.periods import Period
 
+pytestmark = pytest.mark.tools("python")
+
 T0 = 1_700_000_000  # fixed: the series live in the past, in their own scratch database
 WINDOW = 10  # seconds between two windows' values
 SAMPLE = 5   # scrape interval: each window's value is seen twice

@@ -18,7 +18,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import urllib.request
 from pathlib import Path
 
@@ -102,16 +101,6 @@ def stop(proc: subprocess.Popen) -> str:
     return out or ""
 
 
-@pytest.fixture
-def vol(tmp_path: Path):
-    """A directory the container's user can reach (pytest's tmp_path is root's 0700): the
-    stand-in for a named volume or a host log directory."""
-    d = Path(tempfile.mkdtemp(prefix="cs-contract-"))
-    d.chmod(0o755)
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
-
-
 def exporters_cnf(lab) -> str:
     """The lab's exporters option file: the secret compose hands both exporters."""
     from clusterscope.lab import exporters
@@ -170,6 +159,7 @@ def test_a_0600_secret_is_unreadable_by_the_exporter(ndb_lab, tmp_path) -> None:
     assert proc.returncode != 0 and "Permission denied" in out, out
 
 
+@pytest.mark.tools("python", "unshare")
 def test_galera_tracker_reads_logs_through_the_configured_group(tmp_path, vol) -> None:
     """group_add CLUSTER_LOG_GID: the tracker (uid 10001) reads 0660 error logs owned by
     the host's mysql group; without the group it reads nothing."""
@@ -225,6 +215,7 @@ def _grafana_guard() -> str:
     ("s3cret\n", 0o600, False),    # unreadable by uid 472: refused, not admin/admin
     ("", None, False),             # empty: refused
 ])
+@pytest.mark.tools("unshare")
 def test_grafana_refuses_an_unreadable_or_empty_password(tmp_path, content, mode,
                                                          starts) -> None:
     secrets = secrets_dir(tmp_path, {"grafana_admin_password": content}, mode=mode)

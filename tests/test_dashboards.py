@@ -14,7 +14,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
 from clusterscope import paths
-from clusterscope.dashboards import generate, uids
+from clusterscope.dashboards import render, uids
 from clusterscope.dashboards.explain import metric_names
 from clusterscope.dashboards.verify import targets
 from clusterscope.logs import logsql
@@ -34,8 +34,8 @@ def all_panels(model: dict):
 
 
 def test_regenerating_changes_nothing(tmp_path: Path) -> None:
-    assert paths.stale(generate.expected_files(), [(JSON_DIR, "*.json")]) == []
-    paths.write(generate.expected_files(tmp_path))
+    assert paths.stale(render.expected_files(), [(JSON_DIR, "*.json")]) == []
+    paths.write(render.expected_files(tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in
                                                                 JSON_DIR.glob("*.json"))
     for p in tmp_path.iterdir():
@@ -43,7 +43,7 @@ def test_regenerating_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_check_reports_a_hand_edited_file(tmp_path: Path) -> None:
-    expected = generate.expected_files(tmp_path)
+    expected = render.expected_files(tmp_path)
     paths.write(expected)
     victim = tmp_path / f"{uids.GALERA}.json"
     victim.write_text(victim.read_text().replace("Cluster size", "Cluster siz"))
@@ -255,7 +255,7 @@ def _exprs(uid: str) -> dict[str, str]:
 
 
 def test_panels_draw_what_the_alerts_judge() -> None:
-    """Review oncall-2 N19 and N1: the 90 % line of "CPU per thread" is drawn on the
+    """The 90 % line of "CPU per thread" is drawn on the
     quantity NdbLdmCpuSaturated averages (exec|send|buffer_full; before: OS user+system,
     spinning included); "Restarts in progress" leaves out failure handling (2-3: a node
     down; before: counted); a node without a nodes row is STARTING when restart_info shows

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from clusterscope.dashboards import uids
-from clusterscope.dashboards.generate import build_all
+from clusterscope.dashboards.render import build_all
 from clusterscope.dashboards.verify import targets, verify_all
 from clusterscope.lab.endpoints import lab_metrics
 

@@ -14,18 +14,22 @@ from pathlib import Path
 
 import pytest
 from helpers import eventually
-from test_compose import EXAMPLES, LAB_SERVICES, LOG_SERVICES, run_config
+from test_compose import BASE, EXAMPLES, LAB_SERVICES, LOG_SERVICES, SCALE, run_config
 
 from clusterscope import gotools
 from clusterscope.deploy import compose as compose_config
 
-CORE = {"inventory", "victoria-metrics", "vmalert", "alertmanager", "grafana", *LOG_SERVICES}
+pytestmark = pytest.mark.tools("docker-compose", "python", "victoria-metrics")
+
+CORE = {"inventory", "victoria-metrics", "vmalert", "alertmanager", "grafana", "door",
+        *LOG_SERVICES}
+PROBES = {"mysqld-exporter", "probe-guard"}  # mysqld_exporter behind its allow-list
 SHAPES = {
-    "ndb-only": CORE | {"ndbinfo-exporter", "mysqld-exporter"},
-    "galera-only": CORE | {"mysqld-exporter", "galera-tracker"},
-    "ndb-and-galera": CORE | {"ndbinfo-exporter", "mysqld-exporter", "galera-tracker"},
-    "two-galera": CORE | {"mysqld-exporter", "galera-tracker"},
-    "lab": CORE | {"ndbinfo-exporter", "mysqld-exporter", "galera-tracker"} | LAB_SERVICES,
+    "ndb-only": CORE | {"ndbinfo-exporter"} | PROBES,
+    "galera-only": CORE | {"galera-tracker"} | PROBES,
+    "ndb-and-galera": CORE | {"ndbinfo-exporter", "galera-tracker"} | PROBES,
+    "two-galera": CORE | {"galera-tracker"} | PROBES,
+    "lab": CORE | {"ndbinfo-exporter", "galera-tracker"} | PROBES | LAB_SERVICES,
 }
 
 
@@ -37,6 +41,25 @@ def services(secrets_dir: Path, shape: str, *args: str, **env: str) -> set[str]:
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_each_shape_runs_exactly_its_own_services(secrets_dir, shape) -> None:
     assert services(secrets_dir, shape) == SHAPES[shape]
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("variant", ["as-is", "opened", "scale", "loadgen"])
+def test_each_shape_publishes_only_grafana_and_the_door(secrets_dir, shape, variant) -> None:
+    """Whatever the shape, scale-out or the loadgen, and with BIND_ADDR opened: two ports,
+    Grafana's and the door's; everything else is on the Compose network only."""
+    env = {"BIND_ADDR": "0.0.0.0"} if variant == "opened" else {}
+    files = (BASE, SCALE) if variant == "scale" else (BASE,)
+    if variant == "loadgen":
+        env = {"COMPOSE_PROFILES": "ndb,galera,loadgen", "LOADGEN_CLUSTER": "staging-galera"}
+    model = json.loads(run_config(secrets_dir, shape=shape, files=files, env=env).stdout)
+    published = {(name, p["target"], p["host_ip"]) for name, svc in model["services"].items()
+                 for p in svc.get("ports", [])}
+    host = "0.0.0.0" if variant == "opened" else "127.0.0.1"
+    assert published == {("grafana", 3000, host), ("door", 8427, host)}
+    # nothing else could be reached from the host either: no host network, no expose
+    for name, svc in model["services"].items():
+        assert svc.get("network_mode") in (None, "service:mysqld-exporter"), name
 
 
 def test_the_lab_profile_names_everything_it_needs(secrets_dir) -> None:
@@ -144,7 +167,7 @@ def test_each_shape_scrapes_what_its_description_lists(secrets_dir, tmp_path, sh
                                     timeout=5) as r:
             urls = [t["scrapeUrl"] for t in json.loads(r.read())["data"]["activeTargets"]]
         if shape == "two-galera":
-            assert any("mysqld-exporter:9104/probe?" in u and "auth_module=client.o4" in u
+            assert any("mysqld-exporter:9105/probe?" in u and "auth_module=client.o4" in u
                        and "target=10.2.0.14%3A3306" in u for u in urls), urls
         if shape == "ndb-only":
             assert any(u.startswith("http://ndbinfo-exporter:9723/probe?cluster=staging-ndb")

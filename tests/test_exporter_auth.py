@@ -10,25 +10,15 @@ TLS by ssl-mode, each against what can run here.
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
+import tls_mariadb
+from lanes import starts
 from mysql8_standin import MySQL8Standin
 from ndbinfo_exporter import mycnf
 from ndbinfo_exporter.db import Unavailable, open_connection
-
-from clusterscope.lab import mariadb
-from clusterscope.lab.core import Lab, chown
 
 PASSWORD = "s3cret-#!%="
 
@@ -79,62 +69,12 @@ def test_a_wrong_password_is_a_login_failure_not_a_crash(standin: MySQL8Standin,
 
 
 # -- TLS against a real MariaDB --------------------------------------------------------------
-def _cert(subject: str, key: rsa.RSAPrivateKey, issuer: x509.Name | None = None,
-          issuer_key: rsa.RSAPrivateKey | None = None, ca: bool = False) -> x509.Certificate:
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
-    now = datetime.datetime.now(datetime.UTC)
-    builder = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer or name)
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(hours=1))
-               .not_valid_after(now + datetime.timedelta(days=2))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
-    if not ca:
-        builder = builder.add_extension(x509.SubjectAlternativeName(
-            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-    return builder.sign(issuer_key or key, hashes.SHA256())
-
-
-def _write(path: Path, cert: x509.Certificate | None = None,
-           key: rsa.RSAPrivateKey | None = None) -> Path:
-    if cert is not None:
-        path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    else:
-        assert key is not None
-        path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.TraditionalOpenSSL,
-                                           serialization.NoEncryption()))
-    return path
-
-
 @pytest.fixture(scope="module")
+@starts("mariadb")
 def tls_server() -> Iterator[dict]:
-    root = Path(tempfile.mkdtemp(prefix="cs-tls-"))
-    root.chmod(0o755)
-    lab = Lab(root, int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")))
-    certs = lab.path("certs")
-    ca_key, srv_key, other_key = (rsa.generate_private_key(public_exponent=65537,
-                                                           key_size=2048) for _ in range(3))
-    ca = _cert("clusterscope test CA", ca_key, ca=True)
-    srv = _cert("127.0.0.1", srv_key, ca.subject, ca_key)
-    files = {"ca": _write(certs / "ca.pem", ca), "cert": _write(certs / "server.pem", srv),
-             "key": _write(certs / "server-key.pem", key=srv_key),
-             "other_ca": _write(certs / "other-ca.pem",
-                                _cert("another CA", other_key, ca=True))}
-    chown(certs, mariadb.MYSQL_USER)
-    base, port = lab.path("tls-sql"), lab.port("exporter-test-tls-sql")
-    mariadb.prepare_instance(base, port, {"innodb_buffer_pool_size": "16M",
-                                          "innodb_log_file_size": "8M",
-                                          "ssl_ca": files["ca"], "ssl_cert": files["cert"],
-                                          "ssl_key": files["key"]})
-    mariadb.start_server(lab, "exporter-test-tls-sql", "test", "TLS test server", base, port)
-    try:
-        mariadb.execute(base / "mysqld.sock", [
-            f"CREATE USER 'ndbinfo_exporter'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}'"
-            " REQUIRE SSL"])
-        yield {"port": port, **files}
-    finally:
-        lab.stop("exporter-test-tls-sql")
-        shutil.rmtree(root, ignore_errors=True)
+    with tls_mariadb.server([f"CREATE USER 'ndbinfo_exporter'@'127.0.0.1' IDENTIFIED BY"
+                             f" '{PASSWORD}' REQUIRE SSL"]) as srv:
+        yield srv
 
 
 def _cipher(conn) -> str:
@@ -169,7 +109,7 @@ def test_ssl_mode_from_the_option_file(tls_server: dict, tmp_path: Path, options
 
 
 def test_a_bad_ssl_mode_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(mycnf.ConfigError, match="ssl-mode 'MAYBE'"):
+    with pytest.raises(mycnf.ConfigError, match="ssl-mode is not one of DISABLED"):
         mycnf.load(option_file(tmp_path, 3306, **{"ssl-mode": "MAYBE"}))
     with pytest.raises(mycnf.ConfigError, match="VERIFY_CA needs ssl-ca"):
         mycnf.load(option_file(tmp_path, 3306, **{"ssl-mode": "VERIFY_CA"}))

@@ -292,11 +292,12 @@ def test_rolling_upgrade_version_skew(ndb_lab) -> None:
 
 
 NEW_COLLECTORS = ("memory_per_fragment", "cluster_transactions", "cluster_locks",
-                  "tc_time_track_stats", "diskpagebuffer", "pgman_time_track_stats")
+                  "locks_per_fragment", "tc_time_track_stats", "diskpagebuffer",
+                  "pgman_time_track_stats")
 
 
 def test_workload_collectors_on_each_version_profile(ndb_lab) -> None:
-    """Issue 27: on the 8.0 and 8.4 profiles every new collector succeeds on the simulator's
+    """On the 8.0 and 8.4 profiles every new collector succeeds on the simulator's
     rows; on 7.6 the view that version lacks (pgman_time_track_stats, NDB 8.0.19+) is
     unsupported and the others succeed."""
     port = ndb_lab.service("ndb-exporter")["port"]
@@ -310,12 +311,18 @@ def test_workload_collectors_on_each_version_profile(ndb_lab) -> None:
             ss = eventually(lambda: (s := scrape(port)) and all(
                 val(s, "ndb_exporter_collector_success", collector=c) == 1
                 for c in NEW_COLLECTORS) and sum(v for _, v in series(s, "ndb_transactions"))
-                and s, 40, f"every new collector on {profile}, with open transactions")
+                and "sim/def/t0" in {lbl["table"] for lbl, _ in series(s, "ndb_table_rows")}
+                and series(s, "ndb_table_lock_requests_total")
+                and s, 40, f"every new collector on {profile}, with open transactions and"
+                " the tables' memory")
             assert val(ss, "ndb_up") == 1
             # the simulator's load: open transactions, per-table memory, latency histograms
             assert sum(v for _, v in series(ss, "ndb_transactions")) > 0
             tables = {lbl["table"] for lbl, _ in series(ss, "ndb_table_rows")}
             assert "sim/def/t0" in tables and not [t for t in tables if "$unique" in t]
+            assert not [t for t in tables if t.endswith("/PRIMARY")]  # counted to the table
+            locked = {lbl["table"] for lbl, _ in series(ss, "ndb_table_lock_requests_total")}
+            assert "sim/def/t0" in locked and locked <= tables
             assert val(ss, "ndb_tc_latency_seconds_count", node_id=1,
                        activity="transaction") > 0
             hits = val(ss, "ndb_disk_page_buffer_requests_total", node_id=1,

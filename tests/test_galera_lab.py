@@ -1,12 +1,14 @@
 """The real 3-node Galera lab: cluster forms, exporters see wsrep, a SIGKILLed node under
 write load rejoins by IST, forced SSTs by rsync and mariabackup, whole-cluster restart from
-the most advanced node. The tracker's exported recoveries are checked against the logs.
+the most advanced node (paging once while every node is down). The tracker's exported
+recoveries are checked against the logs.
 
 The tests share one cluster (galera_lab) and run in file order: each leaves 3 Synced nodes.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -16,6 +18,8 @@ from pathlib import Path
 import pymysql
 import pytest
 from helpers import eventually, scrape, val
+from test_monitoring import _notifications, _vm, _wait_notification
+from test_oncall_lab import record_latency
 
 from clusterscope.lab.mariadb import connect
 
@@ -193,19 +197,42 @@ def test_whole_cluster_restart_from_the_safe_to_bootstrap_node(galera_lab) -> No
     assert len(counts) == 1 and counts.pop() > 0
 
 
-def test_crash_of_every_node_bootstraps_the_most_advanced(galera_lab) -> None:
-    # node1 crashes first; node2 and node3 take more writes, then both crash. No node is
-    # safe_to_bootstrap; node1 is behind, node2 and node3 tie (lowest number wins).
+def test_crash_of_every_node_bootstraps_the_most_advanced(galera_lab, monitoring_lab,
+                                                         artifacts: Path) -> None:
+    """node1 crashes first; node2 and node3 take more writes, then both crash. No node is
+    safe_to_bootstrap; node1 is behind, node2 and node3 tie (lowest number wins).
+
+    The same outage is the one an on-call engineer must be paged for: while every node is
+    down, GaleraClusterDown (critical) reaches the webhook's critical receiver, once for
+    the cluster (the nodes' own warnings are inhibited by it), and it resolves once `lab
+    up --galera` has the cluster back."""
+    vm = _vm(monitoring_lab)
+    vm.wait_for('mysql_up{job="galera"} == 1', timeout=60, predicate=lambda r: len(r) == 3)
     galera_lab.cli("lab", "galera", "kill-node", "1")
     eventually(lambda: cluster_size(galera_lab, 2) == 2, 60, "cluster size 2")
     insert(galera_lab, 2)
     count_rows(galera_lab, 3)  # node3 has applied the write before the crash
     galera_lab.cli("lab", "galera", "kill-node", "2")
     galera_lab.cli("lab", "galera", "kill-node", "3")
-    out = galera_lab.cli("lab", "up", "--galera").stdout
+    t_down = time.time()
+    try:
+        got = _wait_notification(galera_lab, "GaleraClusterDown", "firing", t_down, 240,
+                                 cluster="lab-galera")
+        assert got["labels"]["severity"] == "critical" and got["path"] == "/critical"
+        pages = [r for r in _notifications(galera_lab) if r["alertname"] == "GaleraClusterDown"
+                 and r["status"] == "firing" and r["received_at"] >= t_down]
+        assert len({json.dumps(r["labels"], sort_keys=True) for r in pages}) == 1
+    finally:
+        out = galera_lab.cli("lab", "up", "--galera", timeout=900).stdout
     assert "no node is safe_to_bootstrap" in out
     positions = dict(re.findall(r"(node\d)=(-?\d+)", out))
     assert int(positions["node1"]) < int(positions["node2"]) == int(positions["node3"])
     assert "bootstrapping the most advanced, node2" in out
     counts = {count_rows(galera_lab, n) for n in (1, 2, 3)}
     assert len(counts) == 1 and counts.pop() > 0
+    vm.wait_for('mysql_global_status_wsrep_cluster_size{job="galera"} == 3', timeout=300,
+                predicate=lambda r: len(r) == 3)
+    _wait_notification(galera_lab, "GaleraClusterDown", "resolved", t_down, 180,
+                       cluster="lab-galera")
+    record_latency(artifacts, GaleraClusterDown_seconds_from_kill_to_webhook=(
+        got["received_at"] - t_down))

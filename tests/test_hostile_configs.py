@@ -27,9 +27,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from hypothesis import example, given
 from hypothesis import strategies as st
-from ndbinfo_exporter import webconfig
-from ndbinfo_exporter.mycnf import ConfigError
-from ndbinfo_exporter.server import basic_auth
+from ndbinfo_exporter.errors import ConfigError
+from ndbinfo_exporter.http_server import basic_auth
+from ndbinfo_exporter.web import settings as web_settings
 
 from clusterscope.analysis.periods import Period, PeriodError, parse_time
 from clusterscope.rules import generate
@@ -261,11 +261,11 @@ WEB = {"tls_server_config": {"cert_file": "server.crt", "key_file": "server.key"
        "basic_auth_users": {"prometheus": "$2b$04$" + "a" * 53}}
 
 
-def web_parse(d: Path, raw: bytes) -> webconfig.Settings | None:
+def web_parse(d: Path, raw: bytes) -> web_settings.Settings | None:
     """Parsed, or None after a ConfigError that names the file; nothing else escapes."""
     f = d / "web.yml"
     try:
-        return webconfig.parse(f, raw)
+        return web_settings.parse(f, raw)
     except ConfigError as exc:
         assert str(exc).startswith(f"{f}: "), exc
         return None
@@ -281,7 +281,7 @@ def test_web_config_scalars_keep_their_text(pem_dir: Path) -> None:
     """go-yaml gives a string field the scalar as written: user `yes` and `123`, header
     value `1` (PyYAML alone reads True, 123 and 1)."""
     h = "$2b$04$" + "a" * 53
-    s = webconfig.parse(pem_dir / "web.yml", f"basic_auth_users:\n  yes: {h}\n  123: {h}\n"
+    s = web_settings.parse(pem_dir / "web.yml", f"basic_auth_users:\n  yes: {h}\n  123: {h}\n"
                         "http_server_config:\n  headers:\n    X-XSS-Protection: 1\n".encode())
     assert set(s.users) == {b"yes", b"123"} and s.headers == (("X-XSS-Protection", "1"),)
 
@@ -311,7 +311,7 @@ def test_web_config_refusals_name_the_problem(pem_dir: Path) -> None:
         (b"tls_server_config:\n  cert_file: .\n  key_file: server.key\n", "is not a file"),
     ]:
         with pytest.raises(ConfigError, match=problem):
-            webconfig.parse(f, raw)
+            web_settings.parse(f, raw)
 
 
 @given(st.one_of(st.none(), st.text(max_size=60), st.binary(max_size=60).map(

@@ -19,14 +19,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from galera_tracker.log_lines import parse_timestamp
 from galera_tracker.parser import (
     Aborted,
     NodeParser,
     Recovery,
     StateChange,
-    parse_timestamp,
 )
-from galera_tracker.state import Tracker
+from galera_tracker.tracker import Tracker
 from galera_tracker.wrapped import MAX_PARTIAL, Unwrapper
 from helpers import SHARED
 from hypothesis import example, given, settings
@@ -270,6 +270,7 @@ Unwrapper().feed(json.dumps({"log": line}))
     TS + "Member 1.1 (" * 30_000,
     TS + "Server " + "x" * 400_000,
 ], ids=["digits", "word", "open-parens", "member", "server-name"])
+@pytest.mark.tools("python")
 def test_huge_adversarial_lines_finish(line: str) -> None:
     """Found by reading the patterns, kept as regressions: before, each of these lines
     held the tracker for minutes (Python's re holds the GIL, so in a subprocess with a

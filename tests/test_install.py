@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
+pytestmark = pytest.mark.tools("python")
+
 # what `pip install ./exporters ./loadgen .` reads from the checkout (a copy, so the
 # in-tree build leaves nothing in the worktree)
 SOURCES = ("pyproject.toml", "exporters", "loadgen", "clusterscope", "rules/config.yaml")

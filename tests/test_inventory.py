@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from clusterscope_inventory.description import DescriptionError, load, parse_text
+from clusterscope_inventory.description import DescriptionError, load, parse, parse_text
 from clusterscope_inventory.server import Inventory
 from clusterscope_inventory.targets import stack_targets, targets
 from helpers import Samples, eventually, val
@@ -101,6 +101,7 @@ def test_the_inventory_serves_the_last_good_description(tmp_path: Path) -> None:
         load(tmp_path / "missing.yml")
 
 
+@pytest.mark.tools("python")
 def test_the_inventory_process_over_http(tmp_path: Path) -> None:
     from test_deploy_shapes import free_port
 
@@ -143,3 +144,33 @@ def test_the_inventory_process_over_http(tmp_path: Path) -> None:
                           f"--config.file={tmp_path / 'nope.yml'}"], capture_output=True,
                          text=True, timeout=30)
     assert bad.returncode == 2 and "cannot read the description" in bad.stderr
+
+
+@pytest.mark.parametrize("log,why", [
+    ("/srv/logs/*.err", "no *"),
+    ("/srv/logs/node{1,2}.err", "no { }"),
+    ("/srv/logs/${env:X${file:/etc/shadow}}", "no $ { }"),
+    ("/srv/logs/../../etc/shadow", "no `..`"),
+    ("/srv/logs/./n1.err", "a plain path"),
+    ("/srv/logs/n1.err\n", "a plain path"),
+])
+def test_a_log_path_is_one_file_named_as_it_is(log: str, why: str) -> None:
+    """The collector reads every match of a glob and expands `${...}` (its `file` and `http`
+    providers read files and fetch URLs): a log path is refused unless it is plain."""
+    desc = {"clusters": [{"name": "g", "kind": "galera",
+                          "nodes": [{"name": "n1", "address": "h:3306", "log": log}]}]}
+    with pytest.raises(DescriptionError, match=r"\(n1\)\.log: ") as err:
+        parse(desc)
+    assert why in str(err.value)
+
+
+def test_the_collector_configuration_expands_only_its_own_placeholders() -> None:
+    """A nested reference inside an allowed one is caught however it got there (confmap
+    resolves the innermost first)."""
+    from clusterscope_logs import collector
+    for value in ("/srv/${env:X${file:/etc/shadow}}", "${file:/etc/shadow}",
+                  "${http://evil.example/}", "${env:X$}"):
+        with pytest.raises(ValueError, match="the collector would expand"):
+            collector.render({"receivers": {"r": {"include": [value]}}})
+    assert "${env:OTELCOL_STORAGE_DIR:-/var/lib/otelcol}" in collector.render(
+        {"x": collector.CONTAINER["storage_dir"]})

@@ -67,11 +67,18 @@ def test_galera_nodes_with_different_passwords_are_all_up(lab) -> None:
     up = vm.wait_for('mysql_up{job="galera",cluster="lab-galera"} == 1', timeout=90,
                      predicate=lambda r: len(r) == 3)
     assert {r["metric"]["node"] for r in up} == {"node1", "node2", "node3"}
-    # the probe honours auth_module: a section that does not exist is refused (HTTP 400,
-    # mysqld_exporter probe.go), so node2's mysql_up 1 came from client.node2
-    port = lab.port("mysqld-exporter")
+    # mysqld_exporter itself honours auth_module: a section that does not exist is refused
+    # (HTTP 400, mysqld_exporter probe.go), so node2's mysql_up 1 came from client.node2
     target = f"127.0.0.1:{lab.port('galera-node2')}"
-    assert val(scrape(port, f"/probe?target={target}&auth_module=client.node2"),
+    backend = lab.port("mysqld-exporter-backend")
+    assert val(scrape(backend, f"/probe?target={target}&auth_module=client.node2"),
                "mysql_up") == 1
     with pytest.raises(Exception, match="400"):
-        scrape(port, f"/probe?target={target}&auth_module=client.nobody")
+        scrape(backend, f"/probe?target={target}&auth_module=client.nobody")
+    # the port scrapes use is its guard: the description's section for a described node,
+    # whatever was asked, and nothing for a node the description does not list
+    port = lab.port("mysqld-exporter")
+    assert val(scrape(port, f"/probe?target={target}&auth_module=client.nobody"),
+               "mysql_up") == 1
+    with pytest.raises(Exception, match="400"):
+        scrape(port, f"/probe?target=127.0.0.1:{lab.port('victoria-metrics')}")

@@ -23,6 +23,7 @@ def _http(lab: Lab, name: str, port: int):
                      port=port, ready_timeout=20)
 
 
+@pytest.mark.tools("python")
 def test_spawn_is_idempotent_and_stop_ends_exactly_that_process(tmp_path: Path) -> None:
     lab = Lab(tmp_path / "lab", port_base=30000)
     port = _free_port()
@@ -47,6 +48,7 @@ def test_a_taken_port_is_a_clear_error_naming_it(tmp_path: Path) -> None:
     assert lab.services() == []
 
 
+@pytest.mark.tools("python")
 def test_a_service_that_dies_at_start_reports_its_log(tmp_path: Path) -> None:
     lab = Lab(tmp_path / "lab", port_base=30000)
     argv = [sys.executable, "-c", "import sys; print('boom: bad config'); sys.exit(3)"]

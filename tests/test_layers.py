@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.tools("python")
+
 REPO = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 # where each root package of the contracts lives in the checkout
@@ -73,11 +75,11 @@ def test_a_circle_inside_a_package_is_caught(copy: Path) -> None:
 
 
 def test_a_product_importing_the_toolkit_is_caught(copy: Path) -> None:
-    target = copy / "exporters" / "ndbinfo_exporter" / "scrape.py"
+    target = copy / "exporters" / "ndbinfo_exporter" / "scraper.py"
     old = _append(target, "import clusterscope.stats  # noqa")
     try:
         proc = _lint(copy)
     finally:
         target.write_text(old)
     assert proc.returncode != 0
-    assert "ndbinfo_exporter.scrape -> clusterscope.stats" in proc.stdout
+    assert "ndbinfo_exporter.scraper -> clusterscope.stats" in proc.stdout

@@ -245,7 +245,9 @@ def test_engine_ndb_refuses_a_server_without_ndbcluster(ndb_lab) -> None:
     cnf = ndb_lab.root / "clients" / "ndb-sql.cnf"
     proc = subprocess.run([sys.executable, "-m", "clusterscope_loadgen", "run", "--experiment",
                            "read_backup", "--engine", "ndb", "--target", str(cnf),
-                           "--rounds", "1"], capture_output=True, text=True, timeout=120,
+                           "--description", str(ndb_lab.root / "clusterscope.yml"),
+                           "--cluster", "lab-ndb", "--rounds", "1"],
+                          capture_output=True, text=True, timeout=120,
                           cwd=REPO)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     err = proc.stderr

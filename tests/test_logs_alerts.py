@@ -51,6 +51,7 @@ DISK_FULL = "{stamp} 0 [Warning] mariadbd: Disk is full writing './binlog.000001
     " secs delay for server to continue after freeing disk space)"
 
 
+@pytest.mark.tools("vmalert")
 def test_log_rules_pass_vmalert_dry_run(tmp_path) -> None:
     vmalert = str(gotools.build(gotools.TOOLS["vmalert"]))  # the release compose pins
     files = sorted((REPO / "rules" / "vlogs").glob("*.yml"))

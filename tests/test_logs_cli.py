@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import shared_fixture
 from logship import lines_of
 
 from clusterscope.logs import logsql
+
+pytestmark = pytest.mark.tools("python")
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -66,18 +66,25 @@ def test_status_says_where_to_query_and_vm_scrapes_the_galera_exporters(mon) -> 
 
 
 def test_the_lab_runs_the_monitoring_versions_compose_pins(mon) -> None:
-    """Lab == deployment: VictoriaMetrics, vmalert and Alertmanager of the lab are the
-    releases compose/docker-compose.yml pins (built from their Go modules)."""
+    """Lab == deployment: VictoriaMetrics, vmalert, the door (vmauth) and Alertmanager of
+    the lab are the releases compose/docker-compose.yml pins (built from their Go modules)."""
     import re
     import urllib.request
 
     from clusterscope.paths import REPO
 
     compose = (REPO / "compose" / "docker-compose.yml").read_text()
-    for svc, image in (("victoria-metrics", "victoriametrics/victoria-metrics"),
-                       ("vmalert", "victoriametrics/vmalert")):
+    # VictoriaMetrics runs from a thin image of the pinned one (its data directory owned by
+    # the non-root user): the release is its Dockerfile's FROM
+    compose += (REPO / "compose" / "victoria-metrics" / "Dockerfile").read_text().replace(
+        "FROM victoriametrics/", "image: victoriametrics/")
+    for svc, image, url in (
+            ("victoria-metrics", "victoriametrics/victoria-metrics", None),
+            ("vmalert", "victoriametrics/vmalert", None),
+            # the door: its own metrics on its internal address
+            ("door", "victoriametrics/vmauth", mon.service("door")["extra"]["internal"])):
         pinned = re.search(rf"image: {image}:(v[0-9.]+)", compose).group(1)
-        with urllib.request.urlopen(f"{mon.service(svc)['extra']['url']}/metrics",
+        with urllib.request.urlopen(f"{url or mon.service(svc)['extra']['url']}/metrics",
                                     timeout=10) as r:
             running = re.search(r'vm_app_version\{[^}]*version="[^"]*?-(v[0-9.]+)',
                                 r.read().decode()).group(1)

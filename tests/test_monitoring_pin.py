@@ -15,8 +15,10 @@ def test_pin_writes_current_baselines_that_rules_can_read_later(scratch_vm) -> N
     scratch_vm.import_prometheus(
         f'cluster_node:ndb_restart_total_seconds:baseline_median{{cluster="pin-t",node_id="2",'
         f'simulated="true"}} 409 {ms}\n'
-        f'experiment_variant:loadgen_overhead_ratio:mean{{experiment="pin-t-fk",variant="fk2",'
-        f'baseline="nofk",cluster="pin-t",engine="galera"}} 0.18 {ms}\n')
+        + "".join(f'experiment_variant:loadgen_{name}{{experiment="pin-t-fk",variant="fk2",'
+                  f'baseline="nofk",cluster="pin-t",engine="galera"}} {value} {ms}\n'
+                  for name, value in (("overhead_ratio:mean1h", 0.18),
+                                      ("overhead_ratio:se1h", 0.004), ("units:increase1h", 40))))
     scratch_vm.flush()
     scratch_vm.wait_for('cluster_node:ndb_restart_total_seconds:baseline_median{cluster="pin-t"}',
                         timeout=20)
@@ -38,6 +40,12 @@ def test_pin_writes_current_baselines_that_rules_can_read_later(scratch_vm) -> N
         timeout=20)
     assert [float(r["value"][1]) for r in ov] == [0.18]
     assert ov[0]["metric"]["baseline"] == "nofk"
+    # the change alert compares intervals: the pin keeps the period's SE and units too
+    for series, value in (("clusterscope_pinned_overhead_se_ratio", 0.004),
+                          ("clusterscope_pinned_overhead_units", 40.0)):
+        got = scratch_vm.wait_for(f'last_over_time({series}{{pin="before-upgrade",'
+                                  'experiment="pin-t-fk"}[400d])', timeout=20)
+        assert [float(r["value"][1]) for r in got] == [value], series
 
 
 def test_pin_name_is_checked(scratch_vm) -> None:

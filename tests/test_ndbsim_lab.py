@@ -229,9 +229,9 @@ def test_a_stuck_restart_holds_the_node_out_until_released(sim) -> None:
                  " WHERE node_id=%s", (node,))[0][0] == 14
         # executing the REDO log (start phase 4) the node runs, but the SQL node is not
         # connected to it before start phase 9: no row of its own anywhere in ndbinfo, as
-        # for a dead node; only the master's restart_info row shows where it is (review
-        # oncall-2 N1; mysql/mysql-server QmgrMain.cpp execSTTOR case 9,
-        # NdbInfoScanOperation.cpp find_next_node)
+        # for a dead node; only the master's restart_info row shows where it is
+        # (mysql/mysql-server QmgrMain.cpp execSTTOR case 9, NdbInfoScanOperation.cpp
+        # find_next_node)
         for view in ("nodes", "membership", "threads", "cpustat", "memoryusage",
                      "transporters", "logspaces"):
             assert q(cnf, f"SELECT COUNT(*) FROM ndbinfo.{view} WHERE node_id=%s",

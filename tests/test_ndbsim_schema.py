@@ -89,7 +89,7 @@ def test_versions_have_the_views_and_columns_their_release_has() -> None:
     tds = schema.view("table_distribution_status")
     assert "ADD_TABLE_COORDINATOR" in tds.columns_for("8.0")[2].decode_map().values()
     assert "ADD_TABLE_MASTER" in tds.columns_for("7.6")[2].decode_map().values()
-    # issue 27's views: all in 7.5/7.6 but the PGMAN histograms (NDB 8.0.19)
+    # the workload views: all in 7.5/7.6 but the PGMAN histograms (NDB 8.0.19)
     workload = {"memory_per_fragment", "cluster_transactions", "cluster_locks",
                 "tc_time_track_stats", "diskpagebuffer"}
     for v in schema.PROFILES:

@@ -67,6 +67,7 @@ def cs(*args: str, env: dict[str, str] | None = None, **kw) -> subprocess.Comple
                           timeout=120, **kw)
 
 
+@pytest.mark.tools("python")
 def test_an_unreachable_vm_is_named_and_the_lab_is_not(tmp_path) -> None:
     # the README's form: `--before -2h..-1h` must not trip argparse
     for before in ("now-2h..now-1h", "-2h..-1h"):
@@ -76,6 +77,7 @@ def test_an_unreachable_vm_is_named_and_the_lab_is_not(tmp_path) -> None:
         assert "http://127.0.0.1:9" in proc.stderr and "lab" not in proc.stderr, proc.stderr
 
 
+@pytest.mark.tools("python")
 def test_without_a_lab_or_vm_the_error_says_how_to_point_it(tmp_path) -> None:
     for args in (["compare", "--before", "-2h..-1h", "--after", "-1h..now"],
                  ["report", "--out", str(tmp_path / "r")],
@@ -89,6 +91,7 @@ def test_without_a_lab_or_vm_the_error_says_how_to_point_it(tmp_path) -> None:
     assert not (tmp_path / "no-lab").exists()  # looking for a lab creates none
 
 
+@pytest.mark.tools("python")
 def test_the_environment_variable_points_every_command(scratch_vm, tmp_path) -> None:
     env = {"CLUSTERSCOPE_VM_URL": scratch_vm.url, "CLUSTERSCOPE_LAB_DIR": str(tmp_path / "x")}
     proc = cs("compare", "--before", "-2h..-1h", "--after", "-1h..now", env=env)
@@ -182,6 +185,7 @@ def cluster(scratch_vm) -> Iterator[ClusterStandIn]:
     c.close()
 
 
+@pytest.mark.tools("python")
 def test_pins_go_to_vminsert_and_are_read_back_through_vmselect(scratch_vm, cluster,
                                                                 tmp_path) -> None:
     now = time.time()

@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from helpers import CHROMIUM, render_in_chromium
+from helpers import render_in_chromium
 
 from clusterscope.analysis import report
 from clusterscope.analysis.periods import Period
@@ -87,7 +87,7 @@ def test_the_report_shows_each_section_and_marks_simulated_figures(filled) -> No
     assert "<td>node3</td><td>ist</td><td>ist</td><td>node1</td><td>8.5 s</td>" in galera
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is installed by make setup")
+@pytest.mark.tools("chromium")
 def test_the_report_renders_in_headless_chromium(filled, artifacts: Path) -> None:
     vm, period = filled
     out = report.write(vm, period, artifacts / "report")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from rules_scenarios import (
     NDB,
@@ -27,6 +28,8 @@ NODE = {"cluster": "lab-ndb", "node_id": "2", "simulated": "true"}
 OLD, NEW = "mysql-8.0.40 ndb-8.0.40", "mysql-8.4.3 ndb-8.4.3"
 WINDOW = 15  # seconds after a completion at which a verdict is read
 INFO = "cluster_node:ndb_restart_baseline_version:info"
+
+pytestmark = pytest.mark.tools("promtool")
 
 
 def upgrade_timeline() -> tuple[list[dict], list[int], int]:

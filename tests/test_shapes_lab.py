@@ -7,12 +7,14 @@ holds, and would fire at its `for:`, up to 5m; waiting those 5 minutes out showe
 more and cost the suite 2.5 minutes.)
 
 Both labs run at once (their own directories and port ranges), before the shared lab comes
-up (conftest orders this module first)."""
+up (conftest orders this module first). The NDB-only one then serves the lab CLI's own
+test: `up` again, `status`, and a `down` that leaves nothing."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -25,10 +27,15 @@ from conftest import REPO
 from helpers import epoch
 
 from clusterscope.clients.vm import VM
+from clusterscope.lab.core import pid_alive, port_in_use
+from clusterscope.lab.ports import port as lab_port
 
 pytestmark = [pytest.mark.lab, pytest.mark.shapes]
 WATCH_SECONDS = 150
 PENDING_LIMIT = 90  # seconds an alert may stay pending: a hiccup, not a state
+# what `lab status --json` says of every service
+KEYS = {"name", "part", "what", "host", "port", "pid", "log", "client_config", "simulated",
+        "running", "extra"}
 
 
 class ShapeLab:
@@ -112,3 +119,42 @@ def test_shapes_run_without_a_down_or_absent_alert(shapes) -> None:
     for lab in (g, n):
         seen.update(lab.down_or_absent())
     assert not seen, sorted(seen)
+
+
+def test_up_again_is_a_no_op_status_describes_each_service_and_down_leaves_nothing(
+        shapes) -> None:
+    """The lab CLI end to end, on the NDB-only shape (after its watch, as the last use of
+    it): `up` with the same parts again changes no process, `status --json` describes every
+    service (the NDB part simulated, its client configs private), and `down` leaves no
+    process and no port behind."""
+    n = shapes["ndb"]
+    first = json.loads(n.cli("lab", "status", "--json"))
+    n.cli("lab", "up", "--ndb", "--ndb-sql-nodes", "2", "--monitoring")
+    again = json.loads(n.cli("lab", "status", "--json"))
+    pids = {s["name"]: s["pid"] for s in first["services"]}
+    assert {s["name"]: s["pid"] for s in again["services"]} == pids, "up again must be a no-op"
+    services = {s["name"]: s for s in first["services"]}
+    assert {"ndb-sql", "ndb-sql2", "ndb-model"} <= set(services)
+    for s in services.values():
+        assert KEYS <= set(s), s["name"]
+        assert s["running"] and s["host"] == "127.0.0.1" and Path(s["log"]).exists()
+        if s["part"] in ("ndb", "exporters"):
+            # everything of the ndb part is simulated; the mysqld_exporter that probes its
+            # SQL nodes is the real one (a part of its own, shared with Galera)
+            assert s["simulated"] or s["part"] == "exporters", s["name"]
+    sql = services["ndb-sql"]
+    assert sql["port"] == lab_port(n.port_base, "ndb-sql")
+    cnf = Path(sql["client_config"])
+    assert stat.S_IMODE(cnf.stat().st_mode) == 0o600
+    assert "user=ndbinfo_exporter" in cnf.read_text()
+    assert Path(services["ndb-model"]["extra"]["cluster_log"]).is_relative_to(n.root)
+    human = n.cli("lab", "status")
+    assert "[SIMULATED]" in human and str(cnf) in human
+
+    ports = [s["port"] for s in services.values() if s["port"]]
+    n.cli("lab", "down")
+    for s in services.values():
+        assert not pid_alive(s["pid"]), f"{s['name']} (pid {s['pid']}) still runs"
+    for p in ports:
+        assert not port_in_use(p), f"port {p} still bound"
+    assert json.loads(n.cli("lab", "status", "--json"))["services"] == []

@@ -39,7 +39,8 @@ def walkthrough() -> tuple[str, str, str]:
 
 def test_the_walkthrough_blocks_use_the_variables_they_declare() -> None:
     _, variables, steps = walkthrough()
-    for name in ("CLUSTERSCOPE_VM_URL", "ADMIN_CNF", "PERIOD"):
+    for name in ("CLUSTERSCOPE_VM_URL", "CLUSTERSCOPE_VM_CREDENTIALS", "CLUSTERSCOPE_VM_CA",
+                 "ADMIN_CNF", "PERIOD"):
         assert re.search(rf"\b{name}=", variables), name
     for name in ("ADMIN_CNF", "PERIOD"):
         assert f"${name}" in steps, name
@@ -71,7 +72,14 @@ def test_the_walkthrough_runs_as_written_on_the_labs_galera(lab, tmp_path: Path,
     lab.cli(*argv[1:])
     started = time.time()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLUSTERSCOPE_")}
-    env.update(CLUSTERSCOPE_VM_URL=vm.url, ADMIN_CNF=str(admin), PERIOD=PERIOD,
+    # the lab's door, as the variables block points at a deployment's (write role: pins)
+    from clusterscope.lab import door_service
+    from clusterscope.lab.core import Lab
+    door = Lab(lab.root, lab.port_base)
+    env.update(CLUSTERSCOPE_VM_URL=vm.url,
+               CLUSTERSCOPE_VM_CREDENTIALS=str(door_service.credentials_file(door, "write")),
+               CLUSTERSCOPE_VM_CA=str(door_service.ca_file(door)), ADMIN_CNF=str(admin),
+               PERIOD=PERIOD,
                XDG_DATA_HOME=str(tmp_path / "data"),
                PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     during = ""

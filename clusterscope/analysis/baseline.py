@@ -1,10 +1,13 @@
 """Pinned baselines as series the alert rules read (`clusterscope_pinned_*{pin=NAME}`).
 
 `pin_to_vm(vm, name)` takes what the rules currently consider the baseline - each node's
-median completed restart and each experiment variant's mean overhead - and writes one sample
-of each, labelled `pin=NAME`, and `clusterscope_pin_created_timestamp_seconds{pin=NAME}`. The
-rules read them with `last_over_time(...[400d])`, so a single sample keeps serving as the
-baseline after a configuration change (ExperimentOverheadChanged,
+median completed restart, and each experiment variant's overhead over the last period the
+change alert compares (rules/config.yaml `loadgen.overhead_window`): its mean, standard
+error and number of units, so that a later period is compared with it interval to interval
+- and writes one sample of each, labelled `pin=NAME`, and
+`clusterscope_pin_created_timestamp_seconds{pin=NAME}`. The rules read them with
+`last_over_time(...[400d])`, so a single sample keeps serving as the baseline after a
+configuration change (ExperimentOverheadChanged,
 `cluster_node:ndb_restart_total_seconds:ratio_to_pinned`, which takes the newest pin).
 Called by `clusterscope baseline pin NAME`.
 """
@@ -15,15 +18,25 @@ import re
 import time
 
 from clusterscope.clients.vm import VM
+from clusterscope.rules.config import shared
 
-SOURCES = {
-    # pinned series <- the recorded series that is the baseline now, and the labels it keeps
-    "clusterscope_pinned_restart_total_seconds":
-        ("cluster_node:ndb_restart_total_seconds:baseline_median", ("cluster", "node_id")),
-    "clusterscope_pinned_overhead_ratio":
-        ("experiment_variant:loadgen_overhead_ratio:mean",
-         ("cluster", "engine", "experiment", "variant", "baseline")),
-}
+COMPARISON = ("cluster", "engine", "experiment", "variant", "baseline")
+
+
+def sources(window: str | None = None) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Pinned series <- the recorded series that is the baseline now, and the labels it
+    keeps; `window`: the change alert's period (default: the committed rules config)."""
+    w = window or shared()["loadgen"]["overhead_window"]
+    return {
+        "clusterscope_pinned_restart_total_seconds":
+            ("cluster_node:ndb_restart_total_seconds:baseline_median", ("cluster", "node_id")),
+        "clusterscope_pinned_overhead_ratio":
+            (f"experiment_variant:loadgen_overhead_ratio:mean{w}", COMPARISON),
+        "clusterscope_pinned_overhead_se_ratio":
+            (f"experiment_variant:loadgen_overhead_ratio:se{w}", COMPARISON),
+        "clusterscope_pinned_overhead_units":
+            (f"experiment_variant:loadgen_units:increase{w}", COMPARISON),
+    }
 
 
 def _label_value(v: str) -> str:
@@ -37,7 +50,7 @@ def pin_to_vm(vm: VM, name: str, at: float | None = None) -> dict[str, int]:
     ts_ms = int((at or time.time()) * 1000)
     lines: list[str] = []
     counts: dict[str, int] = {}
-    for pinned, (source, keep) in SOURCES.items():
+    for pinned, (source, keep) in sources().items():
         rows = vm.query(source, at)
         counts[pinned] = len(rows)
         for r in rows:

@@ -43,6 +43,9 @@ class Quantity:
     # (only right when two events never set the same value).
     event: str | None = None
     aggregate: tuple[str, ...] = ()  # `by` values that sum others (e.g. for_local_recovery)
+    # the samples are a series whose neighbours are alike (the loadgen's rounds): their
+    # mean's SE allows for it (Newey-West) instead of assuming independent samples
+    serial: bool = False
 
 
 @dataclass
@@ -211,7 +214,8 @@ def compare_samples(quantities: Iterable[Quantity], before: Samples, after: Samp
     for q in quantities:
         b, a = before.get(q.key, {}), after.get(q.key, {})
         for key in sorted(set(b) | set(a)):
-            sb, sa = Summary.of(b.get(key, [])), Summary.of(a.get(key, []))
+            sb = Summary.of(b.get(key, []), q.serial)
+            sa = Summary.of(a.get(key, []), q.serial)
             if sb.n == 0 and sa.n == 0:
                 continue  # seen only outside both periods' events: nothing to say
             d = welch(sb, sa, confidence)
@@ -290,7 +294,7 @@ def _series(labels: dict[str, str], cluster: bool = False) -> str:
     """A row's labels, short; the cluster only where rows of several clusters are shown
     (the header names a single one). The simulated label is the block's or row's mark."""
     short = {"node_id": "node {}", "node": "node {}", "phase": "{}", "baseline": "vs {}",
-             "cluster": "{}", "experiment": "{}", "variant": "{}"}
+             "cluster": "{}", "experiment": "{}", "variant": "{}", "estimand": "[{}]"}
     return " ".join(short.get(k, f"{k}={{}}").format(v) for k, v in labels.items()
                     if v and k != SIMULATED_LABEL and (cluster or k != "cluster"))
 

@@ -32,10 +32,12 @@ DEFAULT_QUANTITIES: tuple[Quantity, ...] = (
              'loadgen_window_latency_seconds{quantile="0.99",{experiment}}', "s", "lower",
              ("cluster", "experiment", "variant"), experiment_filter=True,
              event=WINDOW_DONE),
-    Quantity("loadgen_overhead", "experiments", "overhead vs baseline (per A/B pair)",
+    # one sample per round (its units' mean); the estimand names what it is: a row of
+    # whole_workload and one of mixed_statement are different quantities, never pooled
+    Quantity("loadgen_overhead", "experiments", "overhead vs baseline (per round of units)",
              "loadgen_pair_overhead_ratio{{experiment}}", "ratio", "lower",
-             ("cluster", "experiment", "variant", "baseline"), experiment_filter=True,
-             event=PAIR_DONE),
+             ("cluster", "experiment", "variant", "baseline", "estimand"),
+             experiment_filter=True, event=PAIR_DONE, serial=True),
     Quantity("ndb_restart_total", "NDB restarts", "restart total",
              f"ndb_restart_total_seconds {COMPLETED_RESTART}", "s", "lower",
              ("cluster", "node_id"), event=RESTART_DONE),

@@ -233,11 +233,17 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
     add(f"<h2>Experiments {exp.mark()}</h2>")
     # the interval from the first two or three pairs spans -300 %..+200 % and hides the
     # estimate: the band starts once MIN_BAND_PAIRS pairs stand behind it
-    enough = f"and on(experiment, variant, baseline) loadgen_overhead_pairs >= {MIN_BAND_PAIRS}"
-    add(svg.line_chart(_lines(vm, "loadgen_overhead_ratio", period, "{experiment}/{variant}",
-                              100.0, (f"loadgen_overhead_ratio_lower {enough}",
-                                      f"loadgen_overhead_ratio_upper {enough}")),
-                       f"overhead vs baseline, 95% band from {MIN_BAND_PAIRS} pairs{exp.tag()}",
+    enough = ("and on(experiment, variant, baseline, estimand) loadgen_overhead_pairs >="
+              f" {MIN_BAND_PAIRS}")
+    # each line names its estimand: whole_workload (every thread on the variant) or
+    # mixed_statement (a statement's relative latency in a load mixing the variants)
+    add(svg.line_chart(_lines(vm, "loadgen_overhead_ratio", period,
+                              "{experiment}/{variant} ({estimand})", 100.0,
+                              (f"loadgen_overhead_ratio_lower {enough}",
+                               f"loadgen_overhead_ratio_upper {enough}")),
+                       f"overhead vs baseline over the last hour of units, by estimand;"
+                       f" interval band (95% for the primary comparison, simultaneous for"
+                       f" the others) from {MIN_BAND_PAIRS} units{exp.tag()}",
                        "%", reference=0.0, nonneg=False))
     add(svg.line_chart(_lines(vm, "loadgen_window_tps", period, "{experiment}/{variant}"),
                        f"throughput per variant (per window){exp.tag()}", " tps"))

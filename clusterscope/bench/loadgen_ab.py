@@ -1,22 +1,15 @@
-"""`make bench` entries `loadgen-designs` and `loadgen-calibration`: the loadgen's A/B
-designs and estimators compared, and the default's calibration, on a lab Galera.
+"""`make bench` entry `loadgen-designs`: the loadgen's A/B designs and estimators compared
+on a lab Galera (the calibration of their intervals: ab_calibration.py).
 
 `loadgen-designs` runs the fk experiment (fk2 vs nofk) under every design in one run,
 rotating designs in chunks so that each meets the same background load, and reports for
 every design x estimator the estimate, its 95% interval, the units and the detectable
 change, scaled to a 600 s run (detectable x sqrt(units / units in 600 s)), with the load
-average met. `loadgen-calibration` runs many short runs of one interleaved group: `nofk`,
-an identical copy `nofk_aa` (A/A: the true overhead is 0) and `nofk_delay`, whose steps
-busy-wait a fixed delay_us inside their timed step (a known cost: the truth of a window is
-1 - L / (L + D), L the baseline's mean step latency and D the delay the script measured).
-It reports, per estimator, how often the 95% interval covers the truth.
+average met.
 
 The Galera is a fresh lab in a temporary directory (port base CLUSTERSCOPE_BENCH_PORT_BASE,
 default 26300), or a running lab's when CLUSTERSCOPE_BENCH_LAB_DIR names one. Sizes:
-CLUSTERSCOPE_BENCH_AB_SECONDS (per design, default 240), CLUSTERSCOPE_BENCH_AB_CHUNK (80),
-CLUSTERSCOPE_BENCH_CAL_RUNS (20), CLUSTERSCOPE_BENCH_CAL_SECONDS (60),
-CLUSTERSCOPE_BENCH_CAL_WINDOW (5), CLUSTERSCOPE_BENCH_CAL_DELAY_US (25),
-CLUSTERSCOPE_BENCH_CAL_DESIGNS (interleaved; comma-separated).
+CLUSTERSCOPE_BENCH_AB_SECONDS (per design, default 240), CLUSTERSCOPE_BENCH_AB_CHUNK (80).
 """
 
 from __future__ import annotations
@@ -130,80 +123,11 @@ def run_designs() -> dict:
 
 
 def calibration_experiment(delay_us: float) -> config.Experiment:
-    """fk with nofk, an identical nofk_aa and nofk_delay (delay_us per step), one group."""
+    """fk with nofk, an identical nofk_aa and nofk_delay (delay_us per step), one group:
+    a client-side cost, charged inside the timed step (tests/test_loadgen_lab.py)."""
     fk = config.experiment("fk")
     base = next(v for v in fk.variants if v.name == "nofk")
     variants = (base, replace(base, name="nofk_aa", baseline="nofk"),
                 replace(base, name="nofk_delay", baseline="nofk",
                         options={"delay_us": delay_us}))
     return replace(fk, variants=variants)
-
-
-def _truths(runner: Runner, units: list[Unit]) -> float:
-    """The injected cost of a run: the mean over its units of 1 - L / (L + D)."""
-    seqs = {u.seq for u in units}
-    by = {(w.variant, w.seq): w for w in runner.windows if not w.warmup and w.seq in seqs}
-    vals = [1 - by["nofk", s].mean_latency / (by["nofk", s].mean_latency
-                                              + by["nofk_delay", s].delay_seconds)
-            for s in seqs]
-    return sum(vals) / len(vals) if vals else math.nan
-
-
-def run_calibration() -> dict:
-    """Short runs of nofk / nofk_aa / nofk_delay: how often each interval covers the truth."""
-    runs = int(_env("CLUSTERSCOPE_BENCH_CAL_RUNS", 20))
-    seconds = _env("CLUSTERSCOPE_BENCH_CAL_SECONDS", 60)
-    window = _env("CLUSTERSCOPE_BENCH_CAL_WINDOW", 5)
-    delay_us = _env("CLUSTERSCOPE_BENCH_CAL_DELAY_US", 25)
-    which = os.environ.get("CLUSTERSCOPE_BENCH_CAL_DESIGNS", designs.DEFAULT).split(",")
-    exp = calibration_experiment(delay_us)
-    out: dict[str, dict] = {}
-    with galera() as targets:
-        for d in which:
-            hits = {f"{k}/{name}": 0 for k in ("aa", "cost") for name in estimators.ESTIMATORS}
-            missing = dict.fromkeys(hits, 0)  # runs too short for that estimator's interval
-            width = {k: [] for k in hits}
-            bias, truths, loads, rows_ok, valid, total = [], [], [], True, 0, 0
-            for _ in range(runs):
-                loads.append(os.getloadavg()[0])
-                runner = Runner(exp, "galera", targets, design=d, window=window,
-                                warmup=window, database="cs_bench_cal", out=lambda s: None)
-                runner.run(duration=seconds)
-                rows_ok = rows_ok and _rows_ok(runner)
-                valid += sum(w.valid for w in runner.windows if not w.warmup)
-                total += sum(1 for w in runner.windows if not w.warmup)
-                aa = _units(runner, "nofk_aa", "nofk")
-                cost = _units(runner, "nofk_delay", "nofk")
-                truth = _truths(runner, cost)
-                truths.append(truth)
-                for name, fn in estimators.ESTIMATORS.items():
-                    for key, us, t in (("aa", aa, 0.0), ("cost", cost, truth)):
-                        e = fn(us)
-                        missing[f"{key}/{name}"] += math.isnan(e.low)
-                        if not math.isnan(e.low) and e.low <= t <= e.high:
-                            hits[f"{key}/{name}"] += 1
-                        width[f"{key}/{name}"].append(e.high - e.low)
-                        if key == "cost" and name == runner.estimator:
-                            bias.append(e.mean - t)
-            rows = {}
-            for key, n in hits.items():
-                kind, name = key.split("/")
-                ws = [w for w in width[key] if not math.isnan(w)]
-                rows[key] = {"covered": f"{n}/{runs}", "coverage_ratio": round(n / runs, 3),
-                             "false_positive_ratio": round(1 - n / runs, 3)
-                             if kind == "aa" else "-",
-                             "mean_width_pct": _pct(sum(ws) / len(ws)) if ws else math.nan,
-                             "no_interval": missing[key]}
-            out[f"{d}_by_estimator"] = rows
-            out[f"{d}_summary"] = {"figures": {
-                "runs": runs, "run_seconds": seconds, "window_seconds": window,
-                "delay_us": delay_us, "injected_cost_mean_pct": _pct(sum(truths) / len(truths)),
-                "injected_bias_mean_pct": _pct(sum(bias) / len(bias)) if bias else math.nan,
-                "valid_windows": f"{valid}/{total}", "rows_ok": rows_ok,
-                "load1_min": round(min(loads), 2), "load1_max": round(max(loads), 2)}}
-            if d == designs.DEFAULT:
-                out["aa_false_positive_ratio"] = rows[f"aa/{estimators.DEFAULT}"][
-                    "false_positive_ratio"]
-                out["injected_cost_coverage_ratio"] = rows[f"cost/{estimators.DEFAULT}"][
-                    "coverage_ratio"]
-    return out

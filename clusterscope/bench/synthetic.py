@@ -20,12 +20,13 @@ READ = ("nodes", "membership", "processes", "config_nodes", "threads", "cpustat"
         "restart_info", "disk_write_speed_aggregate", "table_distribution_status",
         "table_fragments", "table_replicas", "cluster_transactions", "cluster_locks",
         "diskpagebuffer", "tc_time_track_stats", "pgman_time_track_stats",
-        "memory_per_fragment")
+        "memory_per_fragment", "locks_per_fragment")
 # view -> [(column, SQL type)] as the view shows them, from the shared descriptions
 VIEWS: dict[str, list[tuple[str, str]]] = {
     v: [(c, t) for c, t, _ in ddl.expected_columns(PROFILE)[v]] for v in READ}
 
 OTHER_THREADS = ["main", "rep", "recv", "tc", "tc", "send"]  # 6 non-LDM block threads
+NDBFS = schema.BLOCK_NUMBER["NDBFS"]  # pgman_time_track_stats' block_number (schema.py)
 COUNTERS = {"DBTC": [(1, "ATTRINFO"), (2, "TRANSACTIONS"), (3, "COMMITS"), (4, "READS"),
                      (5, "SIMPLE_READS"), (6, "WRITES"), (7, "ABORTS"), (8, "TABLE_SCANS"),
                      (9, "RANGE_SCANS"), (24, "LOCAL_READS"), (25, "LOCAL_WRITES")],
@@ -51,8 +52,10 @@ def _insert(cur: Any, view: str, rows: list[tuple], database: str) -> None:
 
 
 def populate(cur: Any, data_nodes: int, ldm: int, tables: int = 20,
-             database: str = "ndbinfo") -> dict[str, int]:
-    """Fill the tables for `data_nodes` x (`ldm` LDM + 6 other) threads; returns row counts."""
+             database: str = "ndbinfo", open_per_tc: int = 5) -> dict[str, int]:
+    """Fill the tables for `data_nodes` x (`ldm` LDM + 6 other) threads, with `open_per_tc`
+    transaction records in use per TC instance (each holding 3 row locks on 2 replicas);
+    returns row counts."""
     nodes = list(range(1, data_nodes + 1))
     others = [(200 + k, t) for k, t in enumerate(("MGM", "MGM", "API", "API", "API", "API"))]
     rows: dict[str, list[tuple]] = {v: [] for v in VIEWS}
@@ -105,14 +108,14 @@ def populate(cur: Any, data_nodes: int, ldm: int, tables: int = 20,
             rows["table_distribution_status"].append(
                 (n, t, "IDLE", "IDLE", "wRITING_TO_FILE" if t % 2 else "COMPLETED", "ACTIVE",
                  "NORMAL", frags, frags, 0, 0, 0))
-    _workload(rows, nodes, ldm, tables, [o for o, t in others if t == "API"])
+    _workload(rows, nodes, ldm, tables, [o for o, t in others if t == "API"], open_per_tc)
     for view, rs in rows.items():
         _insert(cur, view, rs, database)
     return {v: len(rs) for v, rs in rows.items()}
 
 
 def _workload(rows: dict[str, list[tuple]], nodes: list[int], ldm: int, tables: int,
-              apis: list[int]) -> None:
+              apis: list[int], open_per_tc: int) -> None:
     """Transactions, locks, the disk page buffer, latency histograms and memory per table at
     the size the kernel's row estimates give (NdbinfoTables.cpp): tc_time_track_stats has
     data nodes x TC instances x (data + API nodes) x 32 rows, 1.4M at 144 data nodes."""
@@ -124,7 +127,7 @@ def _workload(rows: dict[str, list[tuple]], nodes: list[int], ldm: int, tables: 
                  for i in range(len(pg_bounds))]
     for n in nodes:
         for tc in range(1, tcs + 1):
-            for k in range(5):  # open transactions, each with 3 row locks on 2 replicas
+            for k in range(open_per_tc):  # each with 3 row locks on 2 replicas
                 transid = (n << 40) + (tc << 20) + k
                 rows["cluster_transactions"].append(
                     (n, tc, transid, "Started" if k % 2 else "Committing", 3, 0, k // 4,
@@ -141,18 +144,25 @@ def _workload(rows: dict[str, list[tuple]], nodes: list[int], ldm: int, tables: 
             rows["diskpagebuffer"].append((n, inst, 10**5, 10**4, 5 * 10**4, 10**3, 10**7,
                                            10**3, 5 * 10**4))
             for bound, counts in zip(pg_bounds, pg_counts, strict=True):
-                rows["pgman_time_track_stats"].append((n, 258, inst, bound, *counts))
+                rows["pgman_time_track_stats"].append((n, NDBFS, inst, bound, *counts))
         for t in range(tables):
-            objects = [(f"sim/def/t{t}", None, "User table", 10 + t)]
+            # the table, its PRIMARY ordered index (T-tree pages, fixed size only) and every
+            # third one's unique index; ordered indexes have no ACC fragment, so no locks
+            objects = [(f"sim/def/t{t}", None, "User table", 10 + t, True),
+                       (f"sys/def/{10 + t}/PRIMARY", f"sim/def/t{t}", "Ordered index",
+                        200 + t, False)]
             if t % 3 == 0:
                 objects.append((f"sys/def/{10 + t}/u$unique", f"sim/def/t{t}",
-                                "Unique hash index", 100 + t))
-            for name, parent, typ, tid in objects:
+                                "Unique hash index", 100 + t, True))
+            for name, parent, typ, tid, acc in objects:
                 for f in range(ldm):
                     rows["memory_per_fragment"].append(
                         (name, parent, typ, tid, n, 1 + f % ldm, f, 2**24, 2**18, 96,
-                         170000, 2730, 2**22, 2**16, 60000, 2**20))
-
+                         170000, 2730, *((2**22, 2**16, 60000, 2**20) if acc else (0,) * 4)))
+                    if acc:
+                        rows["locks_per_fragment"].append(
+                            (name, parent, typ, tid, n, 1 + f % ldm, f, 10**7, 10**7 - 900,
+                             880, 20, 4 * 10**7, 4 * 10**7 - 300, 295, 5, 61000, 24000))
 
 def emulate_round_trips(cur: Any, max_rows: int, rtt_seconds: float,
                         database: str = "ndbinfo") -> None:

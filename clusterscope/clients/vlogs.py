@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from clusterscope.clients.credentials import NONE, Access
+
 
 class VLogsError(RuntimeError):
     pass
@@ -43,15 +45,16 @@ def _secs(t: float) -> str:
 
 
 class VLogs:
-    def __init__(self, url: str, timeout: float = 10.0) -> None:
+    def __init__(self, url: str, timeout: float = 10.0, access: Access = NONE) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.access = access  # the door's credentials and CA (clients/credentials.py)
 
     def _post(self, path: str, params: dict) -> bytes:
         body = urllib.parse.urlencode(params).encode()
         req = urllib.request.Request(f"{self.url}{path}", data=body)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with self.access.open(req, self.timeout) as resp:
                 return resp.read()
         except urllib.error.HTTPError as exc:
             text = exc.read().decode(errors="replace")[:500]

@@ -7,6 +7,9 @@ a single node, vminsert (`http://HOST:8480/insert/0/prometheus`) for the cluster
 whose vminsert serves `/insert/<accountID>/prometheus/api/v1/import/prometheus`
 (VictoriaMetrics/VictoriaMetrics, cluster branch, app/vminsert/main.go requestHandler:
 the `insert` prefix, then the `prometheus/api/v1/import/prometheus` suffix).
+
+Through the door (clusterscope.deploy.door_config) both are its one URL; `access` carries the
+role's credentials and the CA its certificate is checked against.
 """
 
 from __future__ import annotations
@@ -18,19 +21,23 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 
+from clusterscope.clients.credentials import NONE, Access
+
 
 class VMError(RuntimeError):
     pass
 
 
 class VM:
-    def __init__(self, url: str, timeout: float = 30.0, write_url: str | None = None) -> None:
+    def __init__(self, url: str, timeout: float = 30.0, write_url: str | None = None,
+                 access: Access = NONE) -> None:
         for what, u in (("read", url), ("write", write_url)):
             if u is not None and not u.startswith(("http://", "https://")):
                 raise VMError(f"VictoriaMetrics {what} URL {u!r}: give http://HOST:PORT[/PATH]")
         self.url = url.rstrip("/")
         self.write_url = (write_url or url).rstrip("/")
         self.timeout = timeout
+        self.access = access
 
     @property
     def single_node(self) -> bool:
@@ -45,7 +52,7 @@ class VM:
 
     def _send(self, req: urllib.request.Request, path: str) -> dict:
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with self.access.open(req, self.timeout) as resp:
                 body = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             raise VMError(f"{self.url}{path} failed ({exc.code}): {exc.read()[:500]!r}"
@@ -106,7 +113,7 @@ class VM:
         url = f"{self.write_url}/api/v1/import/prometheus"
         req = urllib.request.Request(url, data=text.encode(), method="POST")
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with self.access.open(req, self.timeout) as resp:
                 resp.read()
         except urllib.error.HTTPError as exc:
             hint = ""
@@ -129,9 +136,13 @@ class VM:
         if not self.single_node:
             return
         try:
-            with urllib.request.urlopen(f"{self.url}/internal/force_flush",
-                                        timeout=self.timeout) as resp:
+            with self.access.open(urllib.request.Request(f"{self.url}/internal/force_flush"),
+                                  self.timeout) as resp:
                 resp.read()
+        except urllib.error.HTTPError as exc:
+            if exc.code in (400, 403, 404):
+                return  # not offered here (a door in front of the cluster version)
+            raise VMError(f"force_flush on {self.url} failed ({exc.code})") from exc
         except (urllib.error.URLError, OSError) as exc:
             raise VMError(f"force_flush on {self.url} failed: {exc}") from exc
 

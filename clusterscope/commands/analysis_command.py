@@ -227,7 +227,8 @@ def _changes(args: argparse.Namespace, src: Source, period: Period
     """The changes with a step in the report's period, each judged on its own; none (and a
     note saying why) without a VictoriaLogs to read them from."""
     try:
-        vlogs = endpoints.logs_for(src, args.logs_url, args.lab_dir)
+        vlogs = endpoints.logs_for(src, args.logs_url, getattr(args, "vm_credentials", None),
+                                   getattr(args, "vm_ca", None))
         found = change_verdicts.read(vlogs, period.start, period.end)
     except VLogsError as exc:
         return None, [f"Configuration and version changes are not listed: {exc}"]

@@ -17,6 +17,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--minutes", type=float,
                    help="soak: minutes of faults (default 3; the first cycle always runs whole)")
+    p.add_argument("--quick", action="store_true", default=None,
+                   help="ab-validity, loadgen-calibration, ab-alarms: a few units of everything")
     p.set_defaults(func=run)
 
 

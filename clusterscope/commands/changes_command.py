@@ -63,7 +63,8 @@ def _since(text: str, now: float) -> float:
 def _once(args: argparse.Namespace) -> tuple[list[change_verdicts.Judgement], str]:
     now = time.time()
     src = vm_options.source(args)
-    vlogs = endpoints.logs_for(src, args.logs_url, args.lab_dir)
+    vlogs = endpoints.logs_for(src, args.logs_url, getattr(args, "vm_credentials", None),
+                               getattr(args, "vm_ca", None))
     start, end = _since(args.since, now), parse_time(args.until, now)
     quantities = _quantities(args)
     found = change_verdicts.read(vlogs, start, end, args.cluster)

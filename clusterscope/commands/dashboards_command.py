@@ -25,7 +25,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from clusterscope import paths
-    from clusterscope.dashboards.generate import OUT_DIR, expected_files
+    from clusterscope.dashboards.render import OUT_DIR, expected_files
 
     return paths.generate("dashboards", expected_files(), args.check, ((OUT_DIR, "*.json"),),
                           "clusterscope dashboards generate")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from ndbinfo_exporter.schema import version_tuple
 
-from clusterscope.lab import description, ndb_part
+from clusterscope.lab import lab_description, ndb_part
 from clusterscope.lab.core import LabError, open_lab
 from clusterscope.ndbsim import control
 from clusterscope.ndbsim.control import ControlError
@@ -25,7 +25,7 @@ def add_up_arguments(p: argparse.ArgumentParser) -> None:
                    " 8.0, 8.4 or a release such as 8.0.36 (default: the scenario's)")
     p.add_argument("--ndb-sql-nodes", type=int, choices=range(1, ndb_part.MAX_SQL_NODES + 1),
                    help="how many SQL nodes serve ndbinfo (default"
-                        f" {description.DEFAULT_SQL_NODES}; kept for the lab)")
+                        f" {lab_description.DEFAULT_SQL_NODES}; kept for the lab)")
 
 
 
@@ -86,6 +86,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    " hold a restart in (e.g. 10)")
     f.add_argument("--view", help="view-error / null-columns: the ndbinfo view")
     f.add_argument("--columns", help="null-columns: comma-separated view columns")
+    f.add_argument("--table", type=int, help="lock-contention: the table id with the hot row"
+                   " (default: the first user table, 10)")
     f.set_defaults(func=cmd_fault)
 
     v = nsub.add_parser("set-version", help="serve another version profile (views/columns)")
@@ -107,7 +109,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 def _open(args: argparse.Namespace):
     lab = open_lab(args)
     svc = lab.service(ndb_part.MODEL)
-    if svc is None or not lab.running(ndb_part.MODEL) or not lab.running(description.SQL):
+    if svc is None or not lab.running(ndb_part.MODEL) or not lab.running(lab_description.SQL):
         raise LabError("the NDB simulator is not running: `clusterscope lab up --ndb`")
     return lab, svc.extra["socket"]
 
@@ -200,14 +202,14 @@ def cmd_all(args: argparse.Namespace) -> int:
 @_command
 def cmd_sql(args: argparse.Namespace) -> int:
     lab = open_lab(args)
-    if args.sql_node not in description.sql_nodes(lab):
-        raise LabError(f"the lab's NDB cluster has SQL nodes {description.sql_nodes(lab)}")
+    if args.sql_node not in lab_description.sql_nodes(lab):
+        raise LabError(f"the lab's NDB cluster has SQL nodes {lab_description.sql_nodes(lab)}")
     if args.action == "kill-sql":
         ndb_part.kill_sql(lab, args.sql_node)
-        print(f"{description.sql_service(args.sql_node)} killed (SIGKILL)")
+        print(f"{lab_description.sql_service(args.sql_node)} killed (SIGKILL)")
     else:
         ndb_part.start_sql(lab, args.sql_node)
-        print(f"{description.sql_service(args.sql_node)} running")
+        print(f"{lab_description.sql_service(args.sql_node)} running")
     return 0
 
 
@@ -220,6 +222,7 @@ def cmd_fault(args: argparse.Namespace) -> int:
         raise LabError(f"{args.fault} needs --view NAME")
     cmd = {"cmd": "fault", "fault": args.fault, "on": not args.off, "node": args.node,
            "remote": args.remote, "status": args.status, "view": args.view,
+           "table": args.table,
            "columns": [c.strip() for c in (args.columns or "").split(",") if c.strip()]}
     res = control.send(sock, cmd)
     active = {k: v for k, v in res["faults"].items() if v}

@@ -21,10 +21,19 @@ from pathlib import Path
 from clusterscope_loadgen import cli as product
 from clusterscope_loadgen import config, designs, estimators
 
+from clusterscope.lab import lab_description
 from clusterscope.lab.core import Lab, LabError, lab_dir_from_env, pid_alive
 from clusterscope.lab.parts import lab_changed
 
-LAB_CLUSTER = "lab-galera"
+LAB_CLUSTER = lab_description.GALERA_CLUSTER
+NDB_CLUSTER = lab_description.NDB_CLUSTER
+
+
+def lab_description(cnf: Path) -> Path | None:
+    """The description of the lab a client config belongs to (`<lab>/clients/X.cnf`)."""
+    root = cnf.resolve().parent.parent
+    found = lab_description.path(Lab(root))
+    return found if (root / "state.json").is_file() and found.is_file() else None
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +47,12 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 def _with_lab_peer(func: Callable[[argparse.Namespace], int]) -> Callable:
     @functools.wraps(func)
     def run(args: argparse.Namespace) -> int:
+        described = lab_description(Path(args.target[0]))
+        if args.description is None and described is not None:
+            # a lab's own client config: the lab's description allows its clusters
+            args.description = str(described)
+            args.cluster = args.cluster or (LAB_CLUSTER if args.engine == "galera"
+                                            else NDB_CLUSTER)
         if len(args.target) == 1:
             peers = lab_peer_configs(Path(args.target[0]))[:1]
             if peers:
@@ -96,7 +111,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     argv = [sys.executable, "-m", "clusterscope_loadgen", "run",
             "--experiment", args.experiment, "--target", node.client_config,
             "--engine", engine, "--metrics-port", str(port),
-            "--cluster", LAB_CLUSTER if engine == "galera" else node.part]
+            "--cluster", LAB_CLUSTER if engine == "galera" else NDB_CLUSTER,
+            "--description", str(lab_description.path(lab))]
     # The second node for two-writer and other-node-reader variants (the lab's Galera nodes
     # report wsrep_incoming_addresses as AUTO, so it cannot be discovered).
     peer = next((s for s in lab.services(node.part) if s.name != node.name and s.client_config

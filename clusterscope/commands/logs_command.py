@@ -15,6 +15,7 @@ from clusterscope_logs import collector
 from clusterscope_logs import formats as log_formats
 
 from clusterscope.clients.vlogs import VLogs, VLogsError
+from clusterscope.commands import vm_options
 from clusterscope.lab import endpoints
 from clusterscope.logs import logsql
 
@@ -31,8 +32,9 @@ def parse_duration(text: str) -> float:
 def add_arguments(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("logs", help="the lab's logs in VictoriaLogs: search, events, LogsQL")
     p.add_argument("--lab-dir", help="lab directory (default ./.lab or $CLUSTERSCOPE_LAB_DIR)")
-    p.add_argument("--logs-url", help="a VictoriaLogs to ask instead of the lab's"
-                   " (http://host:9428)")
+    p.add_argument("--logs-url", help="a VictoriaLogs to ask instead of the lab's: the"
+                   " deployment's door (https://HOST:8427), or http://HOST:9428")
+    vm_options.add_access_arguments(p)
     lsub = p.add_subparsers(dest="logs_cmd", required=True)
 
     q = lsub.add_parser("query", help="run a LogsQL query (or a named one from logsql.py)")
@@ -69,7 +71,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 
 
 def _vlogs(args: argparse.Namespace) -> VLogs:
-    return endpoints.logs(args.logs_url, args.lab_dir)
+    return endpoints.logs(args.logs_url, args.lab_dir, args.vm_credentials, args.vm_ca)
 
 
 def _fmt_ts(ts_ns: int) -> str:

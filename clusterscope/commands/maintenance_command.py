@@ -8,6 +8,9 @@ import os
 import sys
 
 from clusterscope import maintenance
+from clusterscope.clients import credentials
+
+ENV = "CLUSTERSCOPE_ALERTMANAGER"
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +19,15 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alertmanager", default=os.environ.get("CLUSTERSCOPE_ALERTMANAGER_URL",
                                                             maintenance.DEFAULT_URL),
                    help="Alertmanager's URL (default $CLUSTERSCOPE_ALERTMANAGER_URL or"
-                        f" {maintenance.DEFAULT_URL})")
+                        f" {maintenance.DEFAULT_URL}); through the door:"
+                        " https://HOST:8427/alertmanager")
+    p.add_argument("--alertmanager-credentials", metavar="FILE",
+                   help=f"a file holding USER:PASSWORD of the door's operate role (default"
+                        f" ${ENV}_CREDENTIALS, or ${ENV}_USER and ${ENV}_PASSWORD); never on"
+                        " the command line")
+    p.add_argument("--alertmanager-ca", metavar="FILE",
+                   help=f"the CA the door's certificate is checked against (default ${ENV}_CA,"
+                        " else the system's)")
     msub = p.add_subparsers(dest="maintenance_cmd", required=True)
     s = msub.add_parser("start", help="silence the cluster's (or a node's) alerts")
     s.add_argument("--cluster", required=True, help="the cluster's name (label `cluster`)")
@@ -40,20 +51,26 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 def cmd(args: argparse.Namespace) -> int:
     am = args.alertmanager.rstrip("/")
     try:
+        access = credentials.access(args.alertmanager_credentials, args.alertmanager_ca, ENV)
+    except credentials.CredentialsError as exc:
+        print(f"maintenance: {exc}", file=sys.stderr)
+        return 1
+    try:
         if args.maintenance_cmd == "start":
             if args.node and args.node_id:
                 raise maintenance.MaintenanceError("--node or --node-id, not both")
             sid = maintenance.start(am, args.cluster, args.node, args.node_id,
-                                    maintenance.parse_duration(args.duration), args.comment)
+                                    maintenance.parse_duration(args.duration), args.comment,
+                                    access)
             scope = (f"node {args.node}" if args.node else f"data node {args.node_id}"
                      if args.node_id else "every alert")
             print(f"maintenance of {args.cluster} ({scope}) for {args.duration}: silence"
                   f" {sid}")
         elif args.maintenance_cmd == "stop":
-            ended = maintenance.stop(am, args.cluster)
+            ended = maintenance.stop(am, args.cluster, access)
             print(f"ended {len(ended)} maintenance window(s) of {args.cluster}")
         else:
-            for s in maintenance.ours(am, args.cluster):
+            for s in maintenance.ours(am, args.cluster, access):
                 names = " ".join(f"{m['name']}={m['value']}" for m in s["matchers"])
                 print(f"{s['id']}  {names}  until {s['endsAt']}  ({s.get('comment', '')})")
     except maintenance.MaintenanceError as exc:

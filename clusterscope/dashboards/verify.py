@@ -75,7 +75,7 @@ def _panels(model: dict) -> Iterator[dict]:
 class Runner:
     def __init__(self, src: Source, start: float, end: float, step: float = 15.0) -> None:
         self.vm = src.vm
-        self.vlogs = VLogs(src.vlogs_url, timeout=30) if src.vlogs_url else None
+        self.vlogs = src.logs(timeout=30)
         self.start, self.end, self.step = start, end, step
 
     # -- macros and variables ----------------------------------------------------------
@@ -177,7 +177,7 @@ def verify_model(runner: Runner, model: dict) -> list[Result]:
 
 def verify_all(src: Source, start: float, end: float, step: float = 15.0) -> list[Result]:
     from clusterscope.dashboards.explain import Explainer
-    from clusterscope.dashboards.generate import build_all
+    from clusterscope.dashboards.render import build_all
 
     runner = Runner(src, start, end, step)
     models = build_all()

@@ -3,7 +3,9 @@
 Parsed by BuildKit's own Dockerfile parser (the `dockerfile` package wraps it), so a file
 Docker would reject fails here too. Then the rules the images promise: every base image
 pinned, the final stage runs as a non-root user, no compilers or -dev packages left in the
-final stage, apt lists cleaned in the same layer, no secrets in ENV/ARG, a HEALTHCHECK.
+final stage, apt lists cleaned in the same layer, no secrets in ENV/ARG, a HEALTHCHECK, and
+Python packages only from hashed pins (`pip install --require-hashes`, or `--no-deps` for
+this repository's own distributions).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from clusterscope.paths import REPO
 
 DOCKERFILES = [REPO / "exporters" / "Dockerfile", REPO / "loadgen" / "Dockerfile",
                REPO / "compose" / "otelcol" / "Dockerfile",
-               REPO / "compose" / "victoria-logs" / "Dockerfile"]
+               REPO / "compose" / "victoria-logs" / "Dockerfile",
+               *(REPO / "compose" / name / "Dockerfile"
+                 for name in ("victoria-metrics", "vmstorage", "vmagent"))]
 BUILD_TOOLS = re.compile(r"(^|\s)(gcc|g\+\+|clang|make|build-essential|cmake|[\w.+-]+-dev)(=\S+)?"
                          r"(\s|$)")
 SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY", re.I)
@@ -91,6 +95,14 @@ def lint(path: Path) -> list[Problem]:
                                             f"{c.cmd} {name}: secrets belong in Compose secrets"))
         if c.cmd == "ADD" and any(v.startswith(("http://", "https://")) for v in c.value):
             problems.append(Problem(path, c.start_line, "ADD from a URL (unpinned download)"))
+    # in any stage: every pip install takes hashed pins, or installs nothing it would fetch
+    for c in cmds:
+        if c.cmd == "RUN":
+            for part in " ".join(c.value).split("pip install")[1:]:
+                step = part.split("&&")[0]
+                if "--require-hashes" not in step and "--no-deps" not in step:
+                    problems.append(Problem(path, c.start_line,
+                                            "pip install without --require-hashes"))
     return problems
 
 

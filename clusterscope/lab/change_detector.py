@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from clusterscope.lab import description, exporters
+from clusterscope.lab import exporters, lab_description
 from clusterscope.lab.core import Lab, wait_http
 
 NAME = "change-detector"
@@ -35,7 +35,7 @@ def ensure(lab: Lab) -> None:
     port = lab.port(NAME)
     home = lab.path("changes")
     argv = [sys.executable, "-m", "clusterscope_changes",
-            "--config.clusters", str(description.path(lab)),
+            "--config.clusters", str(lab_description.path(lab)),
             "--config.my-cnf", str(exporters.option_file(lab)),
             "--changes.file", str(changes_file(lab)),
             "--state.file", str(home / "state.json"),

@@ -4,7 +4,12 @@ mysqld_exporter that probes every node of every cluster (multi-target `/probe`).
 As in the deployment, one option file holds every login, one section per auth_module
 (mysqld_exporter's format: `[client.x]` inherits from `[client]`), and both exporters read
 it: mysqld_exporter for its probes, ndbinfo_exporter for the NDB SQL nodes. Which section a
-node uses comes from the description (clusterscope/lab/description.py).
+node uses comes from the description (clusterscope/lab/lab_description.py).
+
+mysqld_exporter's /probe takes any target and any section: as in compose, it listens behind
+its guard, a vmauth that forwards a probe only for a described node, with that node's
+section (clusterscope_inventory/probes.py). The guard holds the port scrapes use; the lab
+writes its allow-list beside the description whenever that changes.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import urllib.request
 from pathlib import Path
 
 from clusterscope import gotools
-from clusterscope.lab import description, mariadb
+from clusterscope.lab import lab_description, mariadb
 from clusterscope.lab.core import Lab, LabError, wait_http
 
 MYSQLD_EXPORTER = "mysqld-exporter"
+MYSQLD_EXPORTER_BACKEND = lab_description.PROBE_BACKEND  # its port: mysqld_exporter itself
+GUARD = "probe-guard"  # the service; it listens on MYSQLD_EXPORTER's port
 # the part its service is listed under: neither galera's nor ndb's (it serves both, and it
 # is real while the NDB part's services are simulated)
 PART = "exporters"
@@ -45,29 +52,43 @@ def write_option_file(lab: Lab) -> Path:
     run as root here; compose hands the same file to them as a secret)."""
     sections: dict[str, dict[str, str | int | None]] = {}
     if lab.settings("galera"):
-        sections[description.GALERA_CREDENTIALS] = {
+        sections[lab_description.GALERA_CREDENTIALS] = {
             "user": GALERA_USER, "password": mariadb.password(lab, GALERA_USER)}
-        sections[description.NODE2_CREDENTIALS] = {
+        sections[lab_description.NODE2_CREDENTIALS] = {
             "user": NODE2_USER, "password": mariadb.password(lab, NODE2_USER)}
     if lab.settings("ndb"):
-        sections[description.NDB_CREDENTIALS] = {
+        sections[lab_description.NDB_CREDENTIALS] = {
             "user": NDB_USER, "password": mariadb.password(lab, NDB_USER)}
     return mariadb.write_option_file(option_file(lab), sections, 0o600)
 
 
-def _binary() -> str:
+def _binary(name: str = "mysqld_exporter") -> str:
     try:
-        return str(gotools.build(gotools.TOOLS["mysqld_exporter"]))
+        return str(gotools.build(gotools.TOOLS[name]))
     except gotools.ToolError as exc:
-        raise LabError(f"mysqld_exporter: {exc}") from exc
+        raise LabError(f"{name}: {exc}") from exc
+
+
+def ensure_guard(lab: Lab) -> None:
+    """The probe guard on the port scrapes use (idempotent)."""
+    port = lab.port(MYSQLD_EXPORTER)
+    lab_description.write(lab)  # and the allow-list beside it
+    cfg = lab_description.probes_path(lab)
+    lab.spawn(GUARD, PART, "vmauth: mysqld_exporter's /probe for described nodes only",
+              [_binary("vmauth"), f"-auth.config={cfg}", f"-httpListenAddr=127.0.0.1:{port}",
+               "-configCheckInterval=5s", "-loggerLevel=WARN"],
+              port=port, extra={"url": f"http://127.0.0.1:{port}", "fronts": MYSQLD_EXPORTER},
+              wait_ready=lambda: wait_http(f"http://127.0.0.1:{port}/health", 60,
+                                           lambda: lab.running(GUARD)))
 
 
 def ensure_mysqld_exporter(lab: Lab) -> None:
     """Start the lab's mysqld_exporter, or make the running one re-read the option file
     (mysqld_exporter's POST /-/reload, mysqld_exporter.go v0.19.0)."""
     cnf = write_option_file(lab)
-    port = lab.port(MYSQLD_EXPORTER)
+    port = lab.port(MYSQLD_EXPORTER_BACKEND)
     url = f"http://127.0.0.1:{port}"
+    ensure_guard(lab)
     if lab.running(MYSQLD_EXPORTER):
         req = urllib.request.Request(f"{url}/-/reload", method="POST")
         try:
@@ -76,7 +97,7 @@ def ensure_mysqld_exporter(lab: Lab) -> None:
             raise LabError(f"mysqld_exporter did not reload {cnf}: {exc}") from exc
         return
     lab.spawn(MYSQLD_EXPORTER, PART, f"mysqld_exporter {gotools.MYSQLD_EXPORTER_VERSION}"
-              " probing every node (multi-target /probe)",
+              " probing every node (multi-target /probe, behind its guard)",
               [_binary(), f"--config.my-cnf={cnf}", f"--web.listen-address=127.0.0.1:{port}",
                *FLAGS],
               # not scraped on /metrics: that page probes the option file's default target

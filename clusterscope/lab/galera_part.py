@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from clusterscope.lab import change_detector, description, exporters, mariadb
+from clusterscope.lab import change_detector, exporters, lab_description, mariadb
 from clusterscope.lab import galera_nodes as gn
 from clusterscope.lab.core import Lab, LabError, wait_for_port
 
@@ -20,7 +20,8 @@ NAME = "galera"
 HELP = ("MariaDB Galera cluster (real; 3 nodes, or 2 + garbd), mysqld_exporter, recovery"
         " tracker")
 APP_USER = "clusterscope_app"
-APP_GRANTS = ("ALL PRIVILEGES ON `sbtest`.*", "ALL PRIVILEGES ON `cs\\_%`.*")
+# the loadgen's schemas only: it refuses an account with more (clusterscope_loadgen/guard.py)
+APP_GRANTS = ("ALL PRIVILEGES ON `cs\\_%`.*",)
 GARBD = "garbd"
 
 
@@ -41,7 +42,7 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
                        f"{' and garbd' if saved.get('garbd') else ''}; `clusterscope lab"
                        " down --wipe` first to change its shape")
     lab.save_settings(NAME, {"sst_method": method, "nodes": nodes, "garbd": garbd})
-    description.write(lab)
+    lab_description.write(lab)
     for n in gn.nodes(lab):
         gn.write_config(lab, n, method)
     live = [n for n in gn.nodes(lab) if gn.running(lab, n)]
@@ -144,7 +145,7 @@ def start_tracker(lab: Lab) -> None:
     port = lab.port("galera-tracker")
     argv = [sys.executable, "-m", "galera_tracker", "--web.listen-address", f"127.0.0.1:{port}",
             "--state.file", str(lab.path("galera") / "tracker-state.json"),
-            "--config.clusters", str(description.path(lab))]
+            "--config.clusters", str(lab_description.path(lab))]
     lab.spawn("galera-tracker", NAME, "Galera recovery tracker (SST/IST from the error logs)",
               argv, port=port, extra={"scrape": {"job": "galera_tracker", "path": "/metrics",
                                                  "labels": {}}})

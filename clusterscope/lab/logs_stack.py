@@ -4,7 +4,7 @@
 VictoriaLogs (one binary, `<lab>/victoria-logs`, retention RETENTION) stores the lines; the
 collector (this repository's distribution, compose/otelcol/) tails the log files and ships them.
 Its configuration comes from clusterscope_logs.collector.shipper_config: the log sources of
-the lab's description (clusterscope/lab/description.py: each Galera node's error log,
+the lab's description (clusterscope/lab/lab_description.py: each Galera node's error log,
 garbd's, the NDB cluster log) plus every lab service's own log. `refresh(lab)` rewrites the
 configuration when services come or go and sends the collector SIGHUP: it reloads without a
 restart, and its read offsets (file_storage) make it go on where it stopped.
@@ -26,9 +26,9 @@ from clusterscope_logs import collector
 from clusterscope_logs import formats as lf
 
 from clusterscope import gotools
-from clusterscope.lab import description
+from clusterscope.lab import lab_description
 from clusterscope.lab.core import Lab, LabError, Service, wait_http
-from clusterscope.logs import store
+from clusterscope.logs.vlogs_args import vlogs_args
 
 PART = "monitoring"
 VLOGS = "victoria-logs"
@@ -53,7 +53,7 @@ def start_vlogs(lab: Lab, retention: str = RETENTION) -> Service:
     url = vlogs_url(lab)
     return lab.spawn(
         VLOGS, PART, f"VictoriaLogs {gotools.VLOGS_VERSION} (retention {retention})",
-        [str(binary), *store.vlogs_args(data, f"127.0.0.1:{lab.port(VLOGS)}", retention)],
+        [str(binary), *vlogs_args(data, f"127.0.0.1:{lab.port(VLOGS)}", retention)],
         port=lab.port(VLOGS), cwd=data,
         extra={"url": url, "data": str(data), "retention": retention,
                "scrape": {"job": "victorialogs", "path": "/metrics", "labels": {}}},
@@ -74,14 +74,14 @@ def _cluster_of(s: Service) -> str:
 
 
 def lab_sources(lab: Lab, services: list[Service]) -> list[LogSource]:
-    """The log sources of the lab's description (clusterscope/lab/description.py: each
+    """The log sources of the lab's description (clusterscope/lab/lab_description.py: each
     Galera node's error log, garbd's, the simulated NDB cluster log), as a user's
     description gives them; plus the error or cluster log of a running service the
     description does not list (a test's stand-in node), in the machine's zone, which the
     lab's description gives as its clusters' log_timezone."""
-    out = description.write(lab).log_sources() if (
+    out = lab_description.write(lab).log_sources() if (
         lab.settings("galera") or lab.settings("ndb")) else []
-    zone = description.machine_timezone()
+    zone = lab_description.machine_timezone()
     described = {s.path for s in out}
     for s in services:
         if s.extra.get("error_log") and s.extra["error_log"] not in described:
@@ -97,7 +97,7 @@ def lab_sources(lab: Lab, services: list[Service]) -> list[LogSource]:
 def service_streams(services: list[Service]) -> list[collector.Stream]:
     """Every lab service's own log (exporters, VictoriaMetrics, ...), severity parsed, in
     the machine's zone."""
-    zone = description.machine_timezone()
+    zone = lab_description.machine_timezone()
     out = []
     for s in services:
         labels = {"cluster": _cluster_of(s), "component": component_of(s.name),

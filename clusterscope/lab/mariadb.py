@@ -171,6 +171,8 @@ def ensure_account(lab: Lab, sock: Path, user: str, grants: Iterable[str]) -> No
         with conn.cursor() as cur:
             for stmt in stmts:
                 cur.execute(stmt, (pw,))
+            # exactly these: what an older lab granted more goes
+            cur.execute(f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM '{user}'@'127.0.0.1'")
             for grant in grants:
                 cur.execute(f"GRANT {grant} TO '{user}'@'127.0.0.1'")
     finally:

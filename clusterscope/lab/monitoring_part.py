@@ -10,7 +10,9 @@ logs (VictoriaLogs, the OpenTelemetry Collector, a second vmalert for the log ru
 - Alertmanager routes every severity to its own path of the local webhook receiver, which
   appends each notification to `<lab>/monitoring/notifications.jsonl` (what tests and the
   demo read). Its configuration is rendered by the inventory from the lab description's
-  `alerting:` section (clusterscope/lab/description.py), as in compose.
+  `alerting:` section (clusterscope/lab/lab_description.py), as in compose.
+- The door (clusterscope/lab/door_service.py): vmauth in front of all of these, with the
+  routes compose publishes; the toolkit reaches VictoriaMetrics and VictoriaLogs through it.
 - The logs: clusterscope.lab.logs_stack; `vmalert-logs` evaluates the LogsQL rules (rules/vlogs/,
   `type: vlogs` groups) against VictoriaLogs, with the same remote write, remote read and
   Alertmanager as vmalert (one vmalert has one datasource).
@@ -32,7 +34,13 @@ import yaml
 from clusterscope import gotools
 from clusterscope.deploy import scrape as contract
 from clusterscope.deploy.scrape import SCRAPE_INTERVAL, SCRAPE_TIMEOUT
-from clusterscope.lab import change_detector, description, exporters, logs_stack
+from clusterscope.lab import (
+    change_detector,
+    door_service,
+    exporters,
+    lab_description,
+    logs_stack,
+)
 from clusterscope.lab.core import Lab, LabError, Service, wait_http
 from clusterscope.lab.webhook import read_notifications
 from clusterscope.paths import REPO
@@ -155,17 +163,19 @@ def start_inventory(lab: Lab) -> None:
     """The description as service discovery and metrics, and Alertmanager's configuration
     from its `alerting:` section, as compose runs it (short waits: the lab and its tests
     want notifications within seconds)."""
-    description.write(lab)
+    lab_description.write(lab)
     port = lab.port(INVENTORY)
     lab.spawn(INVENTORY, NAME, "clusterscope inventory: the description as HTTP service"
               " discovery and metrics, and Alertmanager's configuration",
               [sys.executable, "-m", "clusterscope_inventory",
-               "--config.file", str(description.path(lab)),
+               "--config.file", str(lab_description.path(lab)),
                "--web.listen-address", f"127.0.0.1:{port}",
                "--alertmanager.config-file", str(alertmanager_config_file(lab)),
-               "--alertmanager.secrets-dir", str(description.alerting_dir(lab)),
+               "--alertmanager.secrets-dir", str(lab_description.alerting_dir(lab)),
                "--alertmanager.url", service_url(lab, AM),
-               "--alertmanager.group-wait", "1s", "--alertmanager.group-interval", "5s"],
+               "--alertmanager.group-wait", "1s", "--alertmanager.group-interval", "5s",
+               "--probes.backend",
+               f"127.0.0.1:{lab.port(exporters.MYSQLD_EXPORTER_BACKEND)}"],
               port=port,
               extra={"url": service_url(lab, INVENTORY),
                      "scrape": {"job": contract.INVENTORY_JOB, "path": "/metrics",
@@ -253,9 +263,11 @@ def up(lab: Lab, args: argparse.Namespace) -> None:
     logs_stack.up(lab, getattr(args, "logs_retention", None) or logs_stack.RETENTION)
     start_vmalert_logs(lab)
     change_detector.ensure_judge(lab)
+    door_service.up(lab)
     write_scrape_config(lab)
     print(f"lab: monitoring up: VictoriaMetrics {vm_url}, vmalert {service_url(lab, VMALERT)},"
           f" Alertmanager {service_url(lab, AM)}, VictoriaLogs {logs_stack.vlogs_url(lab)},"
+          f" the door {door_service.url(lab)} (credentials in {door_service.home(lab)}),"
           f" notifications in {out}", flush=True)
 
 
@@ -283,7 +295,7 @@ def start_vmalert_logs(lab: Lab) -> None:
 
 
 def after_lab_change(lab: Lab) -> None:
-    description.write(lab)
+    lab_description.write(lab)
     write_scrape_config(lab)
     if lab.service(logs_stack.OTELCOL) is not None:
         logs_stack.refresh(lab)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from clusterscope.lab import description, exporters
+from clusterscope.lab import exporters, lab_description
 from clusterscope.lab.core import Lab, Service
 
 NAME = "ndb-exporter"
@@ -20,7 +20,7 @@ def up(lab: Lab) -> Service:
     port = lab.port(NAME)
     home = lab.path(NAME)
     argv = [sys.executable, "-m", "ndbinfo_exporter",
-            "--config.clusters", str(description.path(lab)),
+            "--config.clusters", str(lab_description.path(lab)),
             "--config.my-cnf", str(exporters.option_file(lab)),
             "--web.listen-address", f"127.0.0.1:{port}",
             # the lab scrapes every 5 s: finish well inside that

@@ -20,9 +20,15 @@ import time
 
 from ndbinfo_exporter.schema import version_tuple
 
-from clusterscope.lab import change_detector, description, exporters, mariadb, ndb_exporter
+from clusterscope.lab import (
+    change_detector,
+    exporters,
+    lab_description,
+    mariadb,
+    ndb_exporter,
+)
 from clusterscope.lab.core import Lab, LabError, pid_alive
-from clusterscope.lab.description import DEFAULT_SQL_NODES, SQL, sql_nodes, sql_service
+from clusterscope.lab.lab_description import DEFAULT_SQL_NODES, SQL, sql_nodes, sql_service
 from clusterscope.ndbsim import control
 from clusterscope.ndbsim import scenario as scenarios
 
@@ -32,7 +38,7 @@ MODEL = "ndb-model"
 ACCOUNT = exporters.NDB_USER
 MAX_SQL_NODES = 3  # the lab's port table has room for three (clusterscope/lab/ports.py)
 FAULTS = ("transporter-overload", "transporter-slowdown", "lcp-stall", "arbitrator-lost",
-          "restart-stuck", "long-transaction",
+          "restart-stuck", "long-transaction", "lock-contention",
           "view-error", "null-columns", "ndbinfo-offline", "clear")
 
 
@@ -81,7 +87,7 @@ def up(lab: Lab, args: argparse.Namespace | None = None) -> None:
                                  "version": version, "data_version": None,
                                  "sql_nodes": count})
     _check_traversable(lab)
-    description.write(lab)
+    lab_description.write(lab)
     for i in sql_nodes(lab):
         start_sql(lab, i)
     if not lab.running(MODEL):

@@ -20,8 +20,10 @@ OFFSETS: dict[str, int] = {
     **{f"galera-node{n}-ist": 18 + n for n in (1, 2, 3)},
     **{f"galera-node{n}-sst": 22 + n for n in (1, 2, 3)},
     "garbd": 26,  # its gmcast port
-    # one mysqld_exporter probes every node of every cluster
+    # one mysqld_exporter probes every node of every cluster: its guard (the allow-list of
+    # described nodes) on the port scrapes use, mysqld_exporter itself behind it
     "mysqld-exporter": 27,
+    "mysqld-exporter-backend": 28,
     "galera-tracker": 30,
     # configuration and version changes of every node (clusterscope_changes)
     "change-detector": 31,
@@ -41,6 +43,9 @@ OFFSETS: dict[str, int] = {
     "prometheus": 50,
     # node_exporter (Debian's prometheus-node-exporter): the lab's one host
     "node-exporter": 51,
+    # the door: the authenticating proxy in front of the APIs (TLS), and its own /health
+    "door": 52,
+    "door-internal": 53,
     # A VictoriaMetrics the tests fill with known series (independent of the lab's)
     "scratch-vm": 98,
     # A VictoriaLogs and a collector the tests ship recorded logs through (and the bench)
@@ -48,6 +53,9 @@ OFFSETS: dict[str, int] = {
     "scratch-otelcol": 95,
     "scratch-otelcol-health": 96,
     "scratch-inventory": 97,
+    # the alarm replay's own VictoriaMetrics and vmalert (clusterscope/bench/alarm_vmalert.py)
+    "replay-vm": 88,
+    "replay-vmalert": 87,
     # the exporter tests' own MariaDB (fixture tables) and exporter processes
     "exporter-test-sql": 90,
     "exporter-test-http": 91,

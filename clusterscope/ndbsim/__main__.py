@@ -21,6 +21,7 @@ from clusterscope.ndbsim import scenario as scenarios
 from clusterscope.ndbsim.clusterlog import ClusterLog
 from clusterscope.ndbsim.model import Model
 from clusterscope.ndbsim.store import Mirror, Store
+from clusterscope.ndbsim.workload import TABLE_ID0
 
 FULL_EVERY = 1.0
 FAST_TICK = 0.1
@@ -122,6 +123,12 @@ class Runner:
             if node not in self.model.nodes:
                 raise ValueError(f"node {node} is not a data node of this cluster")
             f.long_transaction = node if on else None
+        elif name == "lock-contention":
+            table = int(cmd.get("table") or TABLE_ID0)
+            if table not in self.model.work.table_weights:
+                raise ValueError(f"table id {table} is not a user table of the scenario"
+                                 f" ({TABLE_ID0}..{TABLE_ID0 + self.sc.tables - 1})")
+            f.lock_contention = table if on else None
         elif name == "restart-stuck":
             f.restart_stuck = int(cmd["status"]) if on else None
         elif name == "null-columns":

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ndbinfo_exporter.schema import LOOKUPS, BaseTable, Column, View, at_least, views_for
+from ndbinfo_exporter.schema import (
+    LOOKUPS,
+    BaseTable,
+    Column,
+    View,
+    at_least,
+    view,
+    views_for,
+)
 
 
 def column_sql(c: Column) -> str:
@@ -35,6 +43,11 @@ def base_table(v: View) -> BaseTable:
         since = tuple((c.name, c.since) for c in v.columns if c.since)
         return BaseTable(v.base, cols, v.since, since)
     return BaseTable(v.base, cols, v.since, v.base_column_since)
+
+
+def base_columns(view_name: str) -> list[str]:
+    """The column names of a view's hidden `ndb$` table, in order."""
+    return [n for n, _ in base_table(view(view_name)).columns]
 
 
 def select_sql(v: View, version: str, database: str = "ndbinfo", where: str = "") -> str:

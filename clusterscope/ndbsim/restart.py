@@ -70,7 +70,11 @@ class Step:
     secs: float  # cluster seconds
 
 
-COPY_FRAGMENTS_STARTED = 16
+# NodeRecoveryStatus values the simulator acts on (ndbinfo_exporter.schema
+# RESTART_STATUS_NAME names them all)
+NODE_FAILED, NODE_FAILURE_COMPLETED, ALLOCATED_NODE_ID = 2, 3, 4
+COPY_DICT, INCLUDE_NODE, LOCAL_RECOVERY = 10, 11, (12, 13, 14, 15)
+COPY_FRAGMENTS_STARTED, WAIT_LCP, WAIT_SUMA_HANDOVER = 16, 17, 18
 RESTART_COMPLETED = 19
 
 

@@ -12,20 +12,16 @@ from typing import TYPE_CHECKING
 
 from ndbinfo_exporter import schema
 
-from clusterscope.ndbsim import ddl
+from clusterscope.ndbsim import ddl, workload_rows
 from clusterscope.ndbsim import restart as rs
-from clusterscope.ndbsim.workload import API_BLOCK, PAGE, TABLE_ID0
-from clusterscope.ndbsim.workload import TABLE_SHARE_OF_DATA_MEMORY as TABLE_SHARE
+from clusterscope.ndbsim.workload import PAGE, TABLE_ID0
 
 if TYPE_CHECKING:
-    from clusterscope.ndbsim.model import Model, Node, RestartRow
+    from clusterscope.ndbsim.cluster_state import Node
+    from clusterscope.ndbsim.lifecycle import RestartRow
+    from clusterscope.ndbsim.model import Model
 
 Rows = tuple[list[str], list[tuple]]
-HISTOGRAM_EVERY = 5.0  # wall seconds between two renderings of the histogram tables
-DPB_COLUMNS = ("pages_written", "pages_written_lcp", "pages_read", "log_waits",
-               "page_requests_direct_return", "page_requests_wait_queue",
-               "page_requests_wait_io")
-PGMAN_COLUMNS = ("page_reads", "page_writes", "log_waits", "get_page")
 INCLUDE_NODE_IN_LCP_AND_GCP = 11
 THREAD_DESC = {
     "main": "main thread, schema and distribution handling",
@@ -44,7 +40,7 @@ START_PHASE = {4: 1, 5: 2, 6: 2, 7: 3, 8: 3, 9: 3, 10: 3, 11: 4, 12: 4, 13: 4, 1
 
 
 def _bcols(view: str) -> list[str]:
-    return [n for n, _ in ddl.base_table(schema.view(view)).columns]
+    return ddl.base_columns(view)
 
 
 def mysql_version(version: str) -> str:
@@ -115,74 +111,9 @@ def tables(sim: Model, full: bool = True) -> dict[str, Rows]:
     params, values = sim.config.rows([n.id for n in live])
     out["ndb$config_params"] = (_bcols("config_params"), params)
     out["ndb$config_values"] = (_bcols("config_values"), values)
-    out.update(_workload(sim, live))
+    out.update(workload_rows.tables(sim, live))
     return out
 
-
-def _workload(sim: Model, live: list[Node]) -> dict[str, Rows]:
-    """Dictionary, memory per fragment, open transactions and locks, the disk page buffer
-    and the latency histograms (clusterscope.ndbsim.workload holds the state)."""
-    sc, wk = sim.sc, sim.work
-    out: dict[str, Rows] = {
-        "ndb$dbtc_apiconnect_state": (
-            [n for n, _ in _lookup("ndb$dbtc_apiconnect_state").columns],
-            list(schema.DBTC_APICONNECT_STATE)),
-        "ndb$dict_obj_types": (_bcols("dict_obj_types"), list(schema.DICT_OBJ_TYPE)),
-        "ndb$dict_obj_info": (_bcols("dict_obj_info"), wk.dict_rows()),
-    }
-    mem = []
-    for n in live:
-        frags = [(tid, f) for tid, f, grp, _ in sim.fragments if n.id in sc.group_nodes(grp)]
-        mem += wk.fragment_memory(n.id, min(n.data_pages, sc.data_memory_gb * 2**30 / PAGE)
-                                  * PAGE * TABLE_SHARE, frags, sc.ldm)
-    out["ndb$frag_mem_use"] = (_bcols("memory_per_fragment"), mem)
-    live_ids = {n.id for n in live}
-    out["ndb$transactions"] = (_bcols("cluster_transactions"), [
-        (t.node, t.tc, t.objid, (API_BLOCK + t.tc) << 16 | t.api, t.transid & 0xFFFFFFFF,
-         t.transid >> 32, t.state, 0, t.ops, t.outstanding,
-         int(sim.wall_total - t.started) if t.idle else 0)
-        for t in wk.transactions if t.node in live_ids])
-    out["ndb$acc_operations"] = (_bcols("cluster_locks"), [
-        (lk.node, lk.ldm, lk.table, lk.fragment, lk.rowid, lk.transid & 0xFFFFFFFF,
-         lk.transid >> 32, lk.op_id, lk.flags, lk.waits_for, 0, 0, 0, lk.millis, 0)
-        for lk in wk.locks if lk.node in live_ids])
-    out["ndb$diskpagebuffer"] = (_bcols("diskpagebuffer"), [
-        (n.id, inst, *[int(d.get(c, 0.0)) for c in DPB_COLUMNS])
-        for n in live for inst, d in sorted(wk.node(n.id).dpb.items())])
-    out.update(_histograms(sim, live))
-    return out
-
-
-def _histograms(sim: Model, live: list[Node]) -> dict[str, Rows]:
-    """tc_time_track_stats and pgman_time_track_stats: 32 (20) rows per TC (PGMAN) instance
-    and communicating node, rebuilt every HISTOGRAM_EVERY seconds (thousands of rows at
-    the large scenario; a scrape every 5 s cannot tell the difference)."""
-    cache = sim.histogram_rows
-    if cache is not None and sim.wall_total - cache[0] < HISTOGRAM_EVERY:
-        return cache[1]
-    wk = sim.work
-    tc_bounds, pg_bounds = schema.tc_time_track_bounds(), schema.pgman_time_track_bounds()
-    tc_cols = _bcols("tc_time_track_stats")[5:]
-    tc_rows, pg_rows = [], []
-    dbtc, pgman = schema.BLOCK_NUMBER["DBTC"], schema.BLOCK_NUMBER["PGMAN"]
-    for n in live:
-        work = wk.node(n.id)
-        for (tc, comm), totals in sorted(work.tc_hist.items()):
-            ranges = {c: wk.tc_ranges(c, totals.get(c, 0.0)) for c in tc_cols}
-            for i, bound in enumerate(tc_bounds):
-                tc_rows.append((n.id, dbtc, tc, comm, bound, *[ranges[c][i] for c in tc_cols]))
-        for inst, totals in sorted(work.pgman_hist.items()):
-            ranges = {c: wk.pgman_ranges(c, totals.get(c, 0.0)) for c in PGMAN_COLUMNS}
-            for i, bound in enumerate(pg_bounds):
-                pg_rows.append((n.id, pgman, inst, bound, *[ranges[c][i] for c in PGMAN_COLUMNS]))
-    rows = {"ndb$tc_time_track_stats": (_bcols("tc_time_track_stats"), tc_rows),
-            "ndb$pgman_time_track_stats": (_bcols("pgman_time_track_stats"), pg_rows)}
-    sim.histogram_rows = (sim.wall_total, rows)
-    return rows
-
-
-def _lookup(name: str) -> schema.BaseTable:
-    return next(t for t in schema.LOOKUPS if t.name == name)
 
 def _membership(sim: Model, live: list[Node]) -> Rows:
     """One row per running data node. The ring is the data nodes in node id order ("left"

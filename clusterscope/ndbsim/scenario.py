@@ -40,10 +40,12 @@ class Scenario:
     ldm_ops_capacity: float
     tc_ops_capacity: float
     path: str = ""
-    # share of the operations that touch disk data columns (through the disk page buffer),
-    # and the share of those the buffer serves without waiting for a read
+    # share of the operations that touch disk data columns (through the disk page buffer);
+    # the buffer (DiskPageBufferMemory, shared by the LDMs' PGMANs and one extra) against the
+    # disk data pages those operations touch per node: how many find their page resident
     disk_data_share: float = 0.1
-    disk_page_buffer_hit_ratio: float = 0.97
+    disk_page_buffer_mb: float = 1024.0
+    disk_data_working_set_mb: float = 800.0
 
     @property
     def node_groups(self) -> int:
@@ -106,4 +108,5 @@ def load(name_or_path: str) -> Scenario:
         ldm_ops_capacity=float(ld.get("ldm_ops_capacity", 8000)),
         tc_ops_capacity=float(ld.get("tc_ops_capacity", 15000)), path=str(path),
         disk_data_share=float(d.get("disk_data_share", 0.1)),
-        disk_page_buffer_hit_ratio=float(d.get("disk_page_buffer_hit_ratio", 0.97)))
+        disk_page_buffer_mb=float(d.get("disk_page_buffer_mb", 1024)),
+        disk_data_working_set_mb=float(d.get("disk_data_working_set_mb", 800)))

@@ -1,10 +1,11 @@
-"""What the simulated data nodes are doing beyond counters: open transactions and their row
-locks, the TC and PGMAN latency histograms, memory per table fragment, the disk page buffer.
+"""What the simulated data nodes are doing beyond counters: the TC and PGMAN latency
+histograms, the disk page buffer, memory per table fragment, and (`contention`) TC records,
+row locks and the lock counters.
 
 Everything here is SIMULATED. The shapes follow the kernel (which node records what, which
 states and flags exist, how the histogram ranges are bounded: cited in
-`ndbinfo_exporter.schema`); the numbers are plausible, not measured. `rows` renders these
-as the `ndb$` tables.
+`ndbinfo_exporter.schema`); the numbers are plausible, not measured. `workload_rows`
+renders these as the `ndb$` tables.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 
 from ndbinfo_exporter import schema
 
+from clusterscope.ndbsim.contention import Contention, Lock, Transaction
+
 PAGE = 32768  # bytes per DataMemory page
 TABLE_ID0 = 10  # table ids below are system tables
 DATABASE = "sim"
@@ -22,8 +25,17 @@ DATABASE = "sim"
 ELEMENT_BYTES = (96, 128, 64, 256, 80, 112)
 # DataMemory of a node's tables (the rest: internal pools); shares of a table's memory
 TABLE_SHARE_OF_DATA_MEMORY = 0.93
-SPLIT = {"fixed": 0.62, "var": 0.24, "hash_index": 0.08}  # of the table's own object
-UNIQUE_INDEX_SHARE, BLOB_SHARE = 0.04, 0.10
+# of an object's memory, by kind (the rest: the l2p maps), as the manual's memory_per_fragment
+# example splits them (MySQL manual, "The ndbinfo memory_per_fragment Table": a table has
+# fixed, var and hash index pages; its unique index table fixed and hash index pages only;
+# an ordered index fixed-size T-tree pages only)
+SPLIT = {2: {"fixed": 0.62, "var": 0.24, "hash_index": 0.08},
+         3: {"fixed": 0.66, "var": 0.0, "hash_index": 0.28},
+         6: {"fixed": 0.94, "var": 0.0, "hash_index": 0.0}}
+# of a table's memory: its unique index, its blob parts, its PRIMARY ordered index (the
+# manual's example: 1966080 bytes of T-tree for a 10928128-byte table, 18 %)
+UNIQUE_INDEX_SHARE, BLOB_SHARE, ORDERED_INDEX_SHARE = 0.04, 0.10, 0.15
+TTREE_NODE_BYTES = 256  # an ordered index's fixed-size element (assumed; not published)
 FREE_IN_PAGES = 0.04  # free bytes inside the allocated pages
 # median latencies (microseconds) and the spread of their log-normal
 LATENCY_US = {"transactions": 1500.0, "read_key_ops": 250.0, "write_key_ops": 400.0,
@@ -35,11 +47,11 @@ TC_LATENCY_OF = {"transactions": "transactions", "read_key_ops": "read_key_ops",
 LATENCY_SIGMA = 0.6
 PGMAN_LATENCY_US = {"page_reads": 180.0, "page_writes": 350.0, "log_waits": 600.0,
                     "get_page": 120.0}
-# open transactions: how long one stays open at the TC (seconds), and what it is doing
-TX_OPEN_SECONDS = 0.002
-TX_STATES = ((2, 0.5), (3, 0.2), (14, 0.2), (9, 0.1))  # Started, Receiving, Committing, ..
 API_BLOCK = 0x8000  # NDB API clients' block references start here (refToBlock >= 32768)
-HOT_ROW_WAITS = 0.3  # chance per tick that a hot row has a waiter
+# the disk page buffer: requests that find their page in the buffer but queued behind other
+# requests for it (hot pages), and, while an LCP writes pages out, requests that find theirs
+# in PAGEOUT (Pgman::get_page_no_lirs counts both kinds of wait: wait_queue, wait_io)
+HOT_PAGE_QUEUED, PAGEOUT_BLOCKED = 0.03, 0.005
 
 
 def lognormal_cdf(x: float, median: float, sigma: float = LATENCY_SIGMA) -> float:
@@ -59,17 +71,6 @@ def bucket_shares(bounds: list[int], median: float) -> list[float]:
     return out
 
 
-def poisson(rng: random.Random, lam: float) -> int:
-    if lam <= 0:
-        return 0
-    limit, k, p = math.exp(-min(lam, 30.0)), 0, 1.0
-    while True:
-        p *= rng.random()
-        if p <= limit:
-            return k
-        k += 1
-
-
 @dataclass
 class DictObject:
     type: int
@@ -79,34 +80,6 @@ class DictObject:
     fq_name: str
     table_id: int  # the user table it belongs to (its own id for a table)
     share: float  # of that table's memory
-
-
-@dataclass
-class Transaction:
-    node: int
-    tc: int  # TC block instance
-    objid: int
-    api: int
-    transid: int
-    state: int
-    ops: int
-    outstanding: int
-    started: float  # wall time the TC last saw it active
-    idle: bool = False  # no activity since `started` (a client holding it open)
-
-
-@dataclass
-class Lock:
-    node: int
-    ldm: int
-    table: int
-    fragment: int
-    rowid: int
-    transid: int
-    op_id: int
-    flags: int
-    waits_for: int  # acc_op_id of the lock it waits for (0: none)
-    millis: int
 
 
 @dataclass
@@ -120,13 +93,15 @@ class NodeWork:
     pgman_hist: dict[int, dict[str, float]] = field(default_factory=dict)
     # pgman instance -> diskpagebuffer column -> count
     dpb: dict[int, dict[str, float]] = field(default_factory=dict)
+    # (ldm instance, table, fragment) -> frag_locks counters (contention.COUNTS)
+    frag_locks: dict[tuple[int, int, int], list[float]] = field(default_factory=dict)
 
 
 def dictionary(tables: int) -> list[DictObject]:
-    """The dictionary the scenario's tables make: system tables, every user table with an
-    ordered index (no TUP fragments: not in memory_per_fragment), every third with a unique
-    hash index (a table of its own) and the first with a blob part table (a user table whose
-    parent is the table)."""
+    """The dictionary the scenario's tables make: system tables, every user table with its
+    PRIMARY ordered index (fragmented like the table: in memory_per_fragment, fixed-size
+    pages only), every third with a unique hash index (a table of its own) and the first
+    with a blob part table (a user table whose parent is the table)."""
     objs = [DictObject(1, i, 0, 0, name, -1, 0.0) for i, name in
             enumerate(("sys/def/SYSTAB_0", "sys/def/NDB$EVENTS_0"))]
     weights = [1.0 / (k + 1) ** 1.1 for k in range(tables)]
@@ -135,9 +110,11 @@ def dictionary(tables: int) -> list[DictObject]:
     for k in range(tables):
         tid = TABLE_ID0 + k
         share = weights[k] / total
-        own = 1.0 - (UNIQUE_INDEX_SHARE if k % 3 == 0 else 0.0) - (BLOB_SHARE if k == 0 else 0.0)
+        own = (1.0 - ORDERED_INDEX_SHARE - (UNIQUE_INDEX_SHARE if k % 3 == 0 else 0.0)
+               - (BLOB_SHARE if k == 0 else 0.0))
         objs.append(DictObject(2, tid, 0, 0, f"{DATABASE}/def/t{k}", tid, share * own))
-        objs.append(DictObject(6, next_id, 2, tid, f"sys/def/{tid}/PRIMARY", tid, 0.0))
+        objs.append(DictObject(6, next_id, 2, tid, f"sys/def/{tid}/PRIMARY", tid,
+                               share * ORDERED_INDEX_SHARE))
         next_id += 1
         if k % 3 == 0:
             objs.append(DictObject(3, next_id, 2, tid, f"sys/def/{tid}/u{k}$unique", tid,
@@ -151,21 +128,31 @@ def dictionary(tables: int) -> list[DictObject]:
 
 
 class Workload:
-    """The transactions, locks and histograms of the whole cluster, advanced each tick."""
+    """The histograms, disk page buffer and lock counters of the whole cluster (per data node
+    process), and the snapshot of its TC records and locks (`contention`)."""
 
     def __init__(self, rng: random.Random, tables: int) -> None:
         self.rng = rng
         self.objects = dictionary(tables)
+        # each user table's share of the key operations (its share of the memory)
+        shares = {o.id: o.share for o in self.objects if o.type == 2 and o.parent_id == 0}
+        total = sum(shares.values()) or 1.0
+        self.table_weights = {t: v / total for t, v in shares.items()}
         self.work: dict[int, NodeWork] = {}
-        self.transactions: list[Transaction] = []
-        self.locks: list[Lock] = []
-        self.long_tx: Transaction | None = None  # the long-transaction fault's
-        self._next_op = 1
+        self.contention = Contention(rng)
         self._tc_shares = {k: bucket_shares(schema.tc_time_track_bounds(), v)
                            for k, v in LATENCY_US.items()}
         self._tc_error_shares = bucket_shares(schema.tc_time_track_bounds(), ERROR_LATENCY_US)
         self._pg_shares = {k: bucket_shares(schema.pgman_time_track_bounds(), v)
                            for k, v in PGMAN_LATENCY_US.items()}
+
+    @property
+    def transactions(self) -> list[Transaction]:
+        return self.contention.transactions
+
+    @property
+    def locks(self) -> list[Lock]:
+        return self.contention.locks
 
     def reset(self, node: int) -> None:
         """A data node process (re)started: its statistics start from nothing."""
@@ -173,10 +160,6 @@ class Workload:
 
     def node(self, node: int) -> NodeWork:
         return self.work.setdefault(node, NodeWork())
-
-    def _op_id(self) -> int:
-        self._next_op += 1
-        return self._next_op
 
     # -- histograms ------------------------------------------------------------------
     def record_tc(self, node: int, tc: int, comm: int, activity: str, count: float) -> None:
@@ -204,118 +187,60 @@ class Workload:
     def pgman_ranges(self, column: str, total: float) -> list[int]:
         return [int(total * s) for s in self._pg_shares[column]]
 
-    # -- the snapshot of open transactions and locks -------------------------------------
-    def snapshot(self, now: float, tps: dict[int, float], tcs: int, sql_nodes: list[int],
-                 fragments: list[tuple[int, int, list[int]]], ldm: int,
-                 long_tx_node: int | None) -> None:
-        """Transactions the TCs have open right now and the row locks they hold or wait
-        for. `tps`: transactions per second each serving data node's TCs coordinate;
-        `fragments`: (table id, fragment id, live replica nodes)."""
-        rng = self.rng
-        txs: list[Transaction] = []
-        locks: list[Lock] = []
-        for node, rate in sorted(tps.items()):
-            for tc in range(1, tcs + 1):
-                for _ in range(poisson(rng, rate / tcs * TX_OPEN_SECONDS)):
-                    state = _weighted(rng, TX_STATES)
-                    ops = rng.randint(1, 8)
-                    outstanding = rng.randint(0, min(ops, 2)) if state in (2, 3) else 0
-                    tx = Transaction(node, tc, rng.randint(0, 4095), rng.choice(sql_nodes),
-                                     rng.getrandbits(63), state, ops, outstanding, now)
-                    txs.append(tx)
-                    if fragments:
-                        self._locks_of(tx, rng.choice(fragments), ldm, locks,
-                                       exclusive=rng.random() < 0.4)
-        if long_tx_node is not None and fragments and long_tx_node in tps:
-            if self.long_tx is None or self.long_tx.node != long_tx_node:
-                self.long_tx = Transaction(long_tx_node, 1, 4095, sql_nodes[0],
-                                           rng.getrandbits(63), 2, 3, 0, now, idle=True)
-            txs.append(self.long_tx)
-            frag = fragments[0]
-            held = self._locks_of(self.long_tx, frag, ldm, locks, exclusive=True,
-                                  since=self.long_tx.started, now=now)
-            # others queue behind its rows, time out (TransactionDeadlockDetectionTimeout,
-            # 1.2 s by default) and come back: a waiter is never older than that
-            for k in range(2):
-                waiter = Transaction(long_tx_node, 1 + k % tcs, 4000 + k, sql_nodes[-1],
-                                     rng.getrandbits(63), 3, 1, 1, now)
-                txs.append(waiter)
-                self._waiter(waiter, held, locks, rng.randint(50, 1190))
-        else:
-            self.long_tx = None
-        if fragments and locks and rng.random() < HOT_ROW_WAITS:
-            # a hot row: another transaction waits a few milliseconds for a holder
-            holder = next((lk for lk in locks if lk.flags & schema.LOCK_HOLDING), None)
-            if holder is not None:
-                waiter = Transaction(holder.node, 1, 4090, sql_nodes[0], rng.getrandbits(63),
-                                     3, 1, 1, now)
-                txs.append(waiter)
-                self._waiter(waiter, [holder], locks, rng.randint(1, 40))
-        self.transactions, self.locks = txs, locks
-
-    def _locks_of(self, tx: Transaction, frag: tuple[int, int, list[int]], ldm: int,
-                  out: list[Lock], exclusive: bool, since: float | None = None,
-                  now: float | None = None) -> list[Lock]:
-        """The row locks a transaction holds: on every live replica of the row's fragment
-        for a write (exclusive), on one for a locked read (shared)."""
-        table, fragment, replicas = frag
-        held = []
-        millis = int(((now or 0.0) - since) * 1000) if since is not None else \
-            self.rng.randint(0, 3)
-        for r in range(min(tx.ops, 3)):
-            rowid = (fragment << 20) + (tx.objid * 7 + r) % 1000
-            nodes = replicas if exclusive else replicas[:1]
-            for node in nodes:
-                flags = (schema.LOCK_OWNER | schema.LOCK_HOLDING
-                         | (schema.LOCK_EXCLUSIVE | 1 if exclusive else 0))
-                lock = Lock(node, fragment % ldm + 1, table, fragment, rowid, tx.transid,
-                            self._op_id(), flags, 0, millis)
-                out.append(lock)
-                held.append(lock)
-        return held
-
-    def _waiter(self, tx: Transaction, held: list[Lock], out: list[Lock], millis: int) -> None:
-        for h in held[:1]:
-            # waiting: neither holding nor owner; waiting_for = the lock it queues behind
-            out.append(Lock(h.node, h.ldm, h.table, h.fragment, h.rowid, tx.transid,
-                            self._op_id(), schema.LOCK_EXCLUSIVE | 1, h.op_id, millis))
+    # -- the disk page buffer ----------------------------------------------------------
+    def page_requests(self, node: int, instance: int, requests: float, resident: float,
+                      written: float, lcp_written: float, lcp_running: bool) -> None:
+        """`requests` page requests at one PGMAN instance, of which the share `resident`
+        (the instance's buffer pages over its working set, at most 1: uniform access under
+        LRU-like replacement) finds its page in the buffer. A request waits in the queue
+        behind others on a hot page (wait_queue), or for a page being read or written out
+        (wait_io); only the waits are timed in the get_page histogram. pages_written counts
+        the writes outside LCPs, pages_written_lcp the LCP's (disjoint, Pgman::fswriteconf),
+        the page_writes histogram both."""
+        queued = requests * HOT_PAGE_QUEUED
+        pageout = requests * PAGEOUT_BLOCKED if lcp_running else 0.0
+        misses = (requests - queued - pageout) * (1.0 - min(1.0, resident))
+        wait_io = misses + pageout
+        self.record_dpb(node, instance, page_requests_direct_return=requests - queued - wait_io,
+                        page_requests_wait_queue=queued, page_requests_wait_io=wait_io,
+                        pages_read=misses, pages_written=written,
+                        pages_written_lcp=lcp_written, log_waits=written * 0.01)
+        self.record_pgman(node, instance, "page_reads", misses)
+        self.record_pgman(node, instance, "page_writes", written + lcp_written)
+        self.record_pgman(node, instance, "log_waits", written * 0.01)
+        self.record_pgman(node, instance, "get_page", queued + wait_io)
 
     # -- memory per fragment -------------------------------------------------------------
     def fragment_memory(self, node: int, table_bytes: float,
                         fragments: list[tuple[int, int]], ldm: int) -> list[tuple]:
         """frag_mem_use rows of one node: `table_bytes` (what its tables use of DataMemory)
         spread over the objects by their share and over the node's fragment replicas of
-        each table."""
+        each table (an ordered index is fragmented like its table). A row has one fixed
+        part and, in a table with var-size columns, one var part (the manual's example:
+        var_elem_count == fixed_elem_count); an ordered index's elements are T-tree nodes."""
         by_table: dict[int, list[int]] = {}
         for tid, f in fragments:
             by_table.setdefault(tid, []).append(f)
         rows = []
         for k, obj in enumerate(self.objects):
             frags = by_table.get(obj.table_id) if obj.type != 1 else [0]
-            if not frags or obj.type == 6:
+            if not frags:
                 continue
             own = table_bytes * obj.share / len(frags) if obj.type != 1 else 131072.0
-            elem = ELEMENT_BYTES[k % len(ELEMENT_BYTES)]
+            split = SPLIT.get(obj.type, SPLIT[2])
+            elem = TTREE_NODE_BYTES if obj.type == 6 else ELEMENT_BYTES[k % len(ELEMENT_BYTES)]
             for f in frags:
-                fixed = int(own * SPLIT["fixed"])
-                var = int(own * SPLIT["var"])
-                hidx = int(own * SPLIT["hash_index"])
+                fixed = int(own * split["fixed"])
+                var = int(own * split["var"])
+                hidx = int(own * split["hash_index"])
                 fixed_free = int(fixed * FREE_IN_PAGES)
                 count = (fixed - fixed_free) // elem
-                rows.append((node, f % ldm + 1, obj.id, f, count, fixed, fixed_free, count,
-                             elem, var, int(var * FREE_IN_PAGES), count // 3,
-                             int(own * 0.002), int(own * 0.0005), hidx))
+                rows.append((node, f % ldm + 1, obj.id, f, 0 if obj.type == 6 else count,
+                             fixed, fixed_free, count, elem, var, int(var * FREE_IN_PAGES),
+                             count if var else 0, int(own * 0.002),
+                             int(own * 0.0005) if hidx else 0, hidx))
         return rows
 
     def dict_rows(self) -> list[tuple]:
         return [(o.type, o.id, 1, 4, o.parent_type, o.parent_id, o.fq_name)
                 for o in self.objects]
-
-
-def _weighted(rng: random.Random, choices: tuple[tuple[int, float], ...]) -> int:
-    x, acc = rng.random(), 0.0
-    for value, w in choices:
-        acc += w
-        if x < acc:
-            return value
-    return choices[-1][0]

@@ -1,5 +1,6 @@
 # ruff: noqa: E501  (PromQL reads better unbroken)
-"""Loadgen rules: experiment overheads against pinned and rolling baselines, saturation."""
+"""Loadgen rules: experiment overheads, their change against a pinned or day-old period of
+the same length, saturation."""
 
 from __future__ import annotations
 
@@ -9,19 +10,107 @@ FIRST_STEPS = """First: `curl -s <loadgen>:<port>/metrics | grep -E '^loadgen_(w
 and the loadgen container's log (one line per window: valid or why not)."""
 
 
+# the labels that name a comparison (two loadgens, NDB and Galera, run the same
+# experiments and variants: match on all)
+COMPARISON = "cluster, engine, experiment, variant, baseline"
+
+
+def period_records(s: str, window: str) -> dict[str, str]:
+    """A comparison's units in the last `window`, from the loadgen's unit counters
+    (clusterscope_loadgen/unitstream.py): their number, the mean overhead (1 - the mean
+    variant/baseline throughput ratio) and its standard error, sqrt(var / n). Each is
+    computed from the raw counters, not from another record: vmalert writes records back
+    through VictoriaMetrics, so a record read in the same evaluation would be a step old."""
+    keep = "sum without (instance, job, target)"
+
+    def inc(name: str) -> str:
+        return f"{keep} (increase({name}{{{s}}}[{window}]))"
+
+    n, tot, sq = (inc("loadgen_unit_tps_ratio_count"), inc("loadgen_unit_tps_ratio_sum"),
+                  inc("loadgen_unit_tps_ratio_squares_total"))
+    return {
+        f"experiment_variant:loadgen_units:increase{window}": n,
+        f"experiment_variant:loadgen_overhead_ratio:mean{window}": f"1 - {tot} / {n}",
+        f"experiment_variant:loadgen_overhead_ratio:se{window}":
+            f"sqrt(clamp_min({sq} - {tot} ^ 2 / {n}, 0) / (({n} - 1) * {n}))",
+    }
+
+
+def _newest_pin(series: str, lookback: str) -> str:
+    """A pinned series' value from the newest pin (pins written before pins carried their
+    time: the largest)."""
+    return (f"(max without (pin) (last_over_time({series}[{lookback}])"
+            f" and on (pin) topk(1, last_over_time(clusterscope_pin_created_timestamp_seconds"
+            f"[{lookback}]))) or max without (pin) (last_over_time({series}[{lookback}])))")
+
+
+def change_expr(lc: dict) -> str:
+    """|z| of the last period's mean overhead against a reference period of the same
+    length: the newest pin (`clusterscope baseline pin`, which pins mean, SE and units),
+    else the same period a day earlier. z = (m1 - m0) / sqrt(se1^2 + se0^2); both periods
+    need overhead_min_units units. Pins made before pins carried an SE are not used."""
+    w, lb, off = lc["overhead_window"], lc["overhead_pinned_lookback"], lc["overhead_rolling_offset"]
+    mean, se, units = (f"experiment_variant:loadgen_overhead_ratio:mean{w}",
+                       f"experiment_variant:loadgen_overhead_ratio:se{w}",
+                       f"experiment_variant:loadgen_units:increase{w}")
+    pmean, pse, punits = (_newest_pin("clusterscope_pinned_overhead_ratio", lb),
+                          _newest_pin("clusterscope_pinned_overhead_se_ratio", lb),
+                          _newest_pin("clusterscope_pinned_overhead_units", lb))
+    on, z, least = f"on ({COMPARISON})", lc["overhead_z"], lc["overhead_min_units"]
+    pinned = (f"(abs({mean} - {on} group_left () {pmean})"
+              f" / {on} group_left () sqrt({se} ^ 2 + {on} group_left () {pse} ^ 2) > {z}"
+              f" and {on} {units} >= {least} and {on} {punits} >= {least})")
+    rolling = (f"(abs({mean} - {on} ({mean} offset {off}))"
+               f" / sqrt({se} ^ 2 + {on} ({se} offset {off}) ^ 2) > {z}"
+               f" and {on} {units} >= {least} and {on} ({units} offset {off}) >= {least}"
+               f" unless {on} {pse})")
+    return f"{pinned} or {rolling}"
+
+
+def change_alert(lc: dict) -> Alert:
+    w = lc["overhead_window"]
+    return Alert(
+        name="ExperimentOverheadChanged", expr=change_expr(lc), severity="info",
+        summary="Overhead of {{ $labels.experiment }}/{{ $labels.variant }} changed",
+        description=f"The mean overhead of {{{{ $labels.experiment }}}}/{{{{ $labels.variant }}}}"
+                    f" against {{{{ $labels.baseline }}}} over the last {w} differs from the same"
+                    f" period of the newest pinned baseline (`clusterscope baseline pin`), else of"
+                    f" {lc['overhead_rolling_offset']} ago, by {{{{ $value | printf \"%.1f\" }}}}"
+                    f" standard errors of the difference (alert above {lc['overhead_z']}, held"
+                    f" {lc['overhead_change_for']}).",
+        dashboard="experiments", for_=lc["overhead_change_for"],
+        runbook=Runbook(
+            meaning="An experiment's mean overhead (1 - variant/baseline throughput) over the"
+                    " last period (rules/config.yaml `loadgen.overhead_window`, an hour as"
+                    " shipped) differs from a period of the same length - the newest pinned"
+                    " baseline (`clusterscope baseline pin`, which pins the period's mean,"
+                    " standard error and units) or, without a pin, the same period a day"
+                    " earlier - by more than `overhead_z` standard errors of the difference,"
+                    " sqrt(se1^2 + se0^2), at every evaluation for `overhead_change_for`."
+                    " Both periods come from the loadgen's completed units"
+                    " (`loadgen_unit_tps_ratio_*`), so the noise of both sides counts. The"
+                    " thresholds are set so that a stationary overhead raises at most one such"
+                    " alert a week per comparison on replayed lab units (`clusterscope bench"
+                    " ab-alarms`, docs/loadgen.md).",
+            impact="A configuration, version or data change altered what the feature costs,"
+                   " for the estimand the comparison measures (label `estimand`: the whole"
+                   " workload, or one statement in a mixed load).",
+            diagnosis="- `experiment_variant:loadgen_overhead_ratio:mean1h` and `:se1h` now and"
+                      " a day ago (or the pin's `clusterscope_pinned_overhead_*`): the size"
+                      " of the move against its noise.\n- `experiment_variant:loadgen_units:"
+                      "increase1h`: how many units each period holds (a period with few units"
+                      " is noisy).\n- `clusterscope compare --before-baseline NAME` for the"
+                      " figures and intervals; deploys and config changes between the periods.",
+            mitigation="Find the change (deploys, config, data growth) between the reference and"
+                       " now; pin a new baseline (`clusterscope baseline pin NAME`) if the change"
+                       " is intended. Without a pin an alert resolves on its own a day after a"
+                       " change, once the day-old period holds the new level."))
+
 
 def groups(c: dict) -> list[Group]:
     lc = c["loadgen"]
     s = c["selectors"]["loadgen"]
     keep = "without (instance, job, target)"
-    # two loadgens (NDB and Galera) run the same experiments and variants: match on all
-    on = "on (cluster, engine, experiment, variant, baseline)"
-    lb = lc["overhead_pinned_lookback"]
-    # the newest pin (pins written before pins carried their time: the largest)
-    pinned = (f"max without (pin) (last_over_time(clusterscope_pinned_overhead_ratio[{lb}])"
-              f" and on (pin) topk(1, last_over_time(clusterscope_pin_created_timestamp_seconds[{lb}])))"
-              f" or max without (pin) (last_over_time(clusterscope_pinned_overhead_ratio[{lb}]))")
-    rolling = f"loadgen_overhead_ratio{{{s}}} offset {lc['overhead_rolling_offset']}"
     grp = Group("experiments", "loadgen.yml", first_steps=FIRST_STEPS, records=[
         ("experiment_variant:loadgen_pair_overhead_ratio:last",
          f"max {keep} (loadgen_pair_overhead_ratio{{{s}}})"),
@@ -33,35 +122,10 @@ def groups(c: dict) -> list[Group]:
         ("experiment_variant:loadgen_latency_ratio:mean", f"max {keep} (loadgen_latency_ratio{{{s}}})"),
         ("experiment_variant:loadgen_window_tps:avg10m",
          f"max {keep} (avg_over_time(loadgen_window_tps{{{s}}}[10m]))"),
+        *period_records(s, lc["overhead_window"]).items(),
     ])
     grp.alerts += [
-        Alert(name="ExperimentOverheadChanged",
-              expr=f"((max {keep} (loadgen_overhead_ratio_lower{{{s}}}) > {on}"
-                   f" group_left () ({pinned}))"
-                   f" or (max {keep} (loadgen_overhead_ratio_upper{{{s}}}) < {on}"
-                   f" group_left () ({pinned}))"
-                   f" or (max {keep} (loadgen_overhead_ratio_lower{{{s}}}) > {on}"
-                   f" group_left () max {keep} ({rolling}))"
-                   f" or (max {keep} (loadgen_overhead_ratio_upper{{{s}}}) < {on}"
-                   f" group_left () max {keep} ({rolling})))"
-                   f" and {on} max {keep} (loadgen_overhead_pairs{{{s}}})"
-                   f" >= {lc['overhead_min_pairs']}",
-              severity="info",
-              summary="Overhead of {{ $labels.experiment }}/{{ $labels.variant }} changed",
-              description="The baseline overhead (pinned with `clusterscope baseline pin`, else the value"
-                          f" {lc['overhead_rolling_offset']} ago) lies outside the current 95% interval of"
-                          " {{ $labels.experiment }}/{{ $labels.variant }} against {{ $labels.baseline }}.",
-              dashboard="experiments",
-              runbook=Runbook(
-                  meaning="An experiment's overhead (1 - variant/baseline throughput) moved: the"
-                          " pinned baseline's value (or the value a day ago) lies outside the current"
-                          " 95% interval.",
-                  impact="A configuration, version or data change altered what the feature costs.",
-                  diagnosis="- `clusterscope compare --before-baseline NAME` for the figures and"
-                            " intervals.\n- `loadgen_overhead_min_detectable_ratio`: is the noise"
-                            " small enough to trust it?",
-                  mitigation="Find the change (deploys, config) between the baseline and now; pin a new"
-                             " baseline if the change is intended.")),
+        change_alert(lc),
         Alert(name="LoadgenDown",
               expr=f"up{{{s}}} == 0",
               severity="warning",

@@ -2,7 +2,8 @@
 """The NDB rule groups: which alerts and records land in which group of rules/ndb.yml.
 
 The rooms: ndb_restarts (restart events, baselines, regressions), ndb_availability,
-ndb_capacity, ndb_traffic, ndb_exporter_health (the ndb-nodes group), ndb_workload.
+ndb_capacity, ndb_traffic, ndb_exporter_health (the ndb-nodes group), ndb_workload (tables
+and the disk page buffer) with ndb_locks and ndb_latency (the ndb-workload group).
 """
 
 from __future__ import annotations

@@ -23,7 +23,10 @@ PagerDuty key, an SMTP password, the heartbeat URL) is a file: the description n
 the file lives in the deployment's secrets directory (compose: secrets/alerting/), and
 Alertmanager reads it when it sends (the `*_file` keys of Alertmanager v0.28.1,
 prometheus/alertmanager config/notifiers.go). A literal secret in the description is an
-error, never copied into a generated file.
+error, never copied into a generated file, and no refusal repeats the value it refuses: a
+value where a file name belongs may be the pasted secret itself. A named file that is not
+in the secrets directory holds the whole section back (the last good configuration stays,
+or on a first start no receiver at all), so a pasted key is never rendered as a path.
 
 The inventory renders this into alertmanager.yml whenever the description changes and asks
 Alertmanager to reload it (`POST /-/reload`); the lab renders the same way.
@@ -109,13 +112,19 @@ class Alerting:
     heartbeat_url_file: str | None = None
     repeat_interval: str = DEFAULT_REPEAT
 
+    def file_refs(self) -> list[tuple[str, str]]:
+        """(where in the description, file name) of every secret file it reads."""
+        out = ([("alerting.heartbeat.url_file", self.heartbeat_url_file)]
+               if self.heartbeat_url_file else [])
+        for name, configs in self.receivers.items():
+            for kind, cfg in configs:
+                out += [(f"alerting.receivers.{name}.{kind}.{k}", cfg[k])
+                        for k in sorted(INTEGRATIONS[kind].files) if k in cfg]
+        return out
+
     def files(self) -> list[str]:
         """Every secret file the configuration reads (names in the secrets directory)."""
-        out = [self.heartbeat_url_file] if self.heartbeat_url_file else []
-        for configs in self.receivers.values():
-            for kind, cfg in configs:
-                out += [cfg[k] for k in INTEGRATIONS[kind].files if k in cfg]
-        return out
+        return [f for _, f in self.file_refs()]
 
 
 def parse(data: Any, where: str, fail) -> Alerting:  # noqa: ANN001 - description's fail()
@@ -201,7 +210,9 @@ def _integration(kind: str, cfg: Any, where: str, fail) -> dict[str, Any]:  # no
             out[k] = v
         elif not isinstance(v, str | bool | int) or isinstance(v, bool) != (
                 k in ("send_resolved", "require_tls", "link_names", "short_fields")):
-            raise fail(f"{where}.{k}", f"unexpected value {v!r}")
+            want = "true or false" if k in ("send_resolved", "require_tls", "link_names") \
+                else "a string or a number"
+            raise fail(f"{where}.{k}", f"expected {want} (a {type(v).__name__} is given)")
         else:
             out[k] = v
     return out
@@ -209,14 +220,19 @@ def _integration(kind: str, cfg: Any, where: str, fail) -> dict[str, Any]:  # no
 
 def _file(value: Any, where: str, fail) -> str:  # noqa: ANN001
     if not isinstance(value, str) or not _FILE_NAME.match(value) or ".." in value:
-        raise fail(where, f"expected the name of a file in the secrets directory (letters,"
-                   f" digits, `_`, `.`, `-`; no path), got {value!r}")
+        # the value is not repeated: where a file name belongs, a URL or key is often pasted
+        looks = ("looks like a URL or a secret" if isinstance(value, str)
+                 and ("://" in value or "/" in value or len(value) > 40)
+                 else "is not a file name")
+        raise fail(where, f"{looks}; expected the name of a file in the secrets directory"
+                   " (letters, digits, `_`, `.`, `-`; no path) that holds it")
     return value
 
 
 # -- the Alertmanager configuration -----------------------------------------------------
 # A cause silences the symptoms it explains (kubernetes-mixin practice), and only symptoms
-# of its severity or lower: a warning never mutes a critical alert (review oncall-2 N4).
+# of its severity or lower: a warning never mutes a critical alert (a page must not be
+# silenced by a lesser cause that happens to be firing).
 # (source alert, its severity, target alertname regex, labels both must share)
 INHIBIT: list[tuple[str, str, str, list[str]]] = [
     # the exporter process does not answer: the cluster's other NDB warnings are noise
@@ -285,8 +301,8 @@ def config(alerting: Alerting | None, secrets_dir: str | os.PathLike,
     return {
         "route": {"receiver": alerting.routes["warning"],
                   # one notification per alert and cluster: a rolling restart, or a quorum
-                  # loss seen by every node, is one message, not one per node (review
-                  # oncall-2 N9); the alerts inside still name their nodes
+                  # loss seen by every node, is one message, not one per node; the alerts
+                  # inside still name their nodes
                   "group_by": ["alertname", "cluster"], **group,
                   "repeat_interval": alerting.repeat_interval, "routes": routes},
         "inhibit_rules": inhibit_rules(),
@@ -318,7 +334,22 @@ class ConfigWriter:
 
     def update(self, alerting: Alerting | None) -> bool:
         """Write the configuration if it changed (atomically, 0644: Alertmanager runs as
-        another user) and reload Alertmanager. True when the file changed."""
+        another user) and reload Alertmanager. True when the file changed.
+
+        A named file missing from the secrets directory holds the section back: the last
+        good configuration stays (a first start gets receivers without endpoints), and the
+        log names the keys, not the file names (which may be pasted secrets)."""
+        missing = [where for where, f in (alerting.file_refs() if alerting else [])
+                   if not (Path(self.secrets_dir) / f).is_file()]
+        if missing:
+            self.ok = False
+            log.error("alerting: %s name(s) a file that is not in %s (as this process sees"
+                      " it): the `alerting:` section is not applied until it is there%s",
+                      ", ".join(missing), self.secrets_dir,
+                      "" if self.path.exists() else "; meanwhile alerts reach nobody")
+            if self.path.exists():
+                return False
+            alerting = None
         text = render(alerting, self.secrets_dir, self.group_wait, self.group_interval)
         try:
             if self.path.exists() and self.path.read_text() == text:
@@ -333,15 +364,10 @@ class ConfigWriter:
             self.ok = False
             log.error("cannot write the Alertmanager configuration %s: %s", self.path, exc)
             return False
-        self.ok = True
-        if alerting is None:
+        self.ok = not missing
+        if alerting is None and not missing:
             log.warning("the description has no `alerting:` section: alerts reach nobody"
                         " (Alertmanager's UI only)")
-        missing = [f for f in (alerting.files() if alerting else [])
-                   if not (Path(self.secrets_dir) / f).exists()]
-        if missing:
-            log.warning("alerting: secret file(s) %s not in %s (as this process sees it):"
-                        " those integrations will fail", ", ".join(missing), self.secrets_dir)
         log.info("wrote %s", self.path)
         self.reload()
         return True

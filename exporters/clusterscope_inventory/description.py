@@ -10,6 +10,7 @@ and node variables. Nobody edits a file derived from it.
       - name: staging-galera         # the `cluster` label
         kind: galera                 # galera | ndb
         credentials: client          # a section of the exporters' option file
+        loadgen: true                # the loadgen may write here (default false)
         nodes:
           - {name: node1, address: 10.0.0.11:3306, log: /srv/logs/g/node1.err}
           - {name: node2, address: 10.0.0.12:3306, credentials: client.node2}
@@ -33,6 +34,7 @@ events) or `data` (a data node: it is seen through ndbinfo; listed for its host 
 
 from __future__ import annotations
 
+import os
 import re
 import zoneinfo
 from collections.abc import Iterable
@@ -66,7 +68,8 @@ _SECTION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _ADDRESS = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 _TOP_KEYS = {"clusters", "alerting"}
-_CLUSTER_KEYS = {"name", "kind", "nodes", "credentials", "log_timezone", "simulated"}
+_CLUSTER_KEYS = {"name", "kind", "nodes", "credentials", "log_timezone", "simulated",
+                 "loadgen"}
 _NODE_KEYS = {"name", "role", "address", "credentials", "log", "node_exporter"}
 
 
@@ -91,6 +94,8 @@ class Cluster:
     nodes: tuple[Node, ...]
     log_timezone: str = DEFAULT_TIMEZONE
     simulated: bool = False  # the lab's NDB simulator: its series say so
+    # the loadgen may write to it (its cs_* schemas): an explicit opt-in, never the default
+    loadgen: bool = False
 
     def members(self, *roles: str) -> list[Node]:
         return [n for n in self.nodes if n.role in roles]
@@ -198,13 +203,16 @@ def _cluster(rc: Any, where: str, fail) -> Cluster:  # noqa: ANN001 - the local 
     simulated = rc.get("simulated", False)
     if not isinstance(simulated, bool):
         raise fail(f"{where}.simulated", f"expected true or false, got {simulated!r}")
+    loadgen = rc.get("loadgen", False)
+    if not isinstance(loadgen, bool):
+        raise fail(f"{where}.loadgen", f"expected true or false, got {loadgen!r}")
     raw_nodes = rc.get("nodes")
     if not isinstance(raw_nodes, list) or not raw_nodes:
         raise fail(f"{where}.nodes", "expected a non-empty list of nodes")
     nodes = tuple(_node(rn, f"{where}.nodes[{j}]", kind, credentials, fail)
                   for j, rn in enumerate(raw_nodes))
     _unique((n.name for n in nodes), f"{where}.nodes", "node", fail)
-    cluster = Cluster(name, kind, nodes, tz, simulated)
+    cluster = Cluster(name, kind, nodes, tz, simulated, loadgen)
     if not cluster.mysqld_nodes:
         need = "a node of role galera" if kind == "galera" else "an SQL node (role sql)"
         raise fail(where, f"needs at least {need}: clusterscope reads the cluster through it")
@@ -229,14 +237,32 @@ def _node(rn: Any, where: str, kind: str, credentials: str, fail) -> Node:  # no
                    " `address` out (list its host under node_exporter for host metrics)")
     log = rn.get("log")
     if log is not None:
-        if not isinstance(log, str) or not log.startswith("/"):
-            raise fail(f"{where}.log", f"expected an absolute path, got {log!r}")
+        _log_path(log, f"{where}.log", fail)
     return Node(name=name, role=role, address=address,
                 credentials=_section(rn.get("credentials", credentials),
                                      f"{where}.credentials", fail),
                 log=log,
                 node_exporter=_address(rn.get("node_exporter"), f"{where}.node_exporter",
                                        fail, required=False))
+
+
+# A log path is one file, named as it is: the collector would read a glob's every match,
+# expands `${...}` in any value (go.opentelemetry.io/collector/confmap: `${file:...}`
+# reads a file, `${http://...}` fetches a URL), and `..` leaves the directory it seems to
+# name.
+_GLOB = set("*?[]{}$\\")
+
+
+def _log_path(log: Any, where: str, fail) -> None:  # noqa: ANN001
+    if not isinstance(log, str) or not log.startswith("/"):
+        raise fail(where, f"expected an absolute path, got {log!r}")
+    bad = sorted(_GLOB & set(log))
+    if bad:
+        raise fail(where, f"one file, named as it is: no {' '.join(bad)} (globs and"
+                   " variables are not taken)")
+    if os.path.normpath(log) != log or any(ord(c) < 32 for c in log):
+        raise fail(where, "a plain path: no `..`, `.`, doubled or trailing `/`, or control"
+                   " characters")
 
 
 def _zone(value: Any) -> bool:

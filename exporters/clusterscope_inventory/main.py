@@ -50,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--logs.changes-file", dest="changes_file", default="", metavar="PATH",
                    help="the change detector's file as the log shipper sees it: shipped"
                         " with the description's logs (empty: none)")
+    p.add_argument("--probes.backend", dest="probe_backend", default="127.0.0.1:9104",
+                   metavar="HOST:PORT", help="where mysqld_exporter listens behind its guard:"
+                   " /config/probes.yml forwards each described node's probe there (default"
+                   " 127.0.0.1:9104)")
     p.add_argument("--check", action="store_true",
                    help="validate the description, print each job's targets and exit")
     p.add_argument("--log.level", dest="log_level", default="info",
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         stack = {job: getattr(args, f"target_{job}") for job in STACK_JOBS
                  if getattr(args, f"target_{job}")}
         server = make_server((host.strip("[]") or "0.0.0.0", int(port)), inventory, stack,
-                             args.changes_file or None)
+                             args.probe_backend, args.changes_file or None)
     except OSError as exc:
         print(f"clusterscope_inventory: cannot listen on {args.listen}: {exc.strerror}",
               file=sys.stderr)

@@ -3,6 +3,10 @@ discovery (`/sd/<job>`), as metrics (`/metrics`) that rules and dashboards join 
 the log shipper's configuration (`/config/otelcol.yaml`: the OpenTelemetry Collector reads
 it with its `http` config provider, so the shipped files follow the description).
 
+It also serves the allow-list of mysqld_exporter's probe guard (`/config/probes.yml`,
+probes.py) and the door's refusal (`/door/denied`: 403 for a role's request the door does not
+route, clusterscope.deploy.door_config).
+
 A description that stops parsing keeps the last good one in service (nothing the scrapes
 depend on disappears because of a typo), says why in the log once, and reports
 `clusterscope_inventory_config_last_reload_successful 0` until it parses again.
@@ -16,15 +20,16 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from clusterscope_logs.collector import container_config
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from clusterscope_inventory import probes
+from clusterscope_inventory.bounded import BoundedHandler, BoundedServer
 from clusterscope_inventory.description import (
     ROLES,
     Description,
@@ -114,24 +119,57 @@ class InventoryCollector(Collector):
             "When the description last parsed.", value=self.inventory.loaded_at)
 
 
+# what each role of the door may do, said in its refusals (door_config's routes)
+DOOR_ROLES = {"read": "queries, federation, logs, rules and the exporters' /metrics",
+              "write": "what read may, and pins (/api/v1/import/prometheus)",
+              "operate": "what read may, and silences (/alertmanager/api/v2/silences)"}
+
+
+def denied(query: str) -> bytes:
+    """The door's 403 body: the role and what it may do, never the request's content."""
+    role = (parse_qs(query).get("role") or [""])[0]
+    what = DOOR_ROLES.get(role)
+    if what is None:
+        return b"forbidden\n"
+    return (f"forbidden: the door's {role} role may use {what}; nothing else is routed"
+            " (docs/deploy.md, \"The door\")\n").encode()
+
+
 def make_server(address: tuple[str, int], inventory: Inventory,
                 stack: dict[str, str] | None = None,
-                changes_file: str | None = None) -> ThreadingHTTPServer:
+                probe_backend: str = "127.0.0.1:9104",
+                changes_file: str | None = None) -> BoundedServer:
     """`stack`: the addresses of the deployment's own optional services (STACK_JOBS);
+    `probe_backend`: where mysqld_exporter listens behind its guard (probes.py);
     `changes_file`: the change detector's file, shipped with the description's logs."""
     stack = stack or {}
     registry = CollectorRegistry(auto_describe=False)
     registry.register(InventoryCollector(inventory))
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(BoundedHandler):
         server_version = "clusterscope_inventory"
 
-        def log_message(self, fmt: str, *args: object) -> None:  # quiet access log
-            pass
+        def _refuse(self) -> None:
+            url = urlsplit(self.path)
+            if url.path != "/door/denied":
+                self._send(405, "text/plain; charset=utf-8", b"method not allowed\n")
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            if 0 < length <= 1 << 20:
+                self.rfile.read(length)  # the proxied body, unread, would stall the door
+            self._send(403, "text/plain; charset=utf-8", denied(url.query))
+
+        do_POST = do_PUT = do_DELETE = do_PATCH = _refuse  # noqa: N815 - http.server's naming
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            path = urlsplit(self.path).path
-            if path.startswith("/sd/"):
+            url = urlsplit(self.path)
+            path = url.path
+            if path == "/door/denied":
+                self._send(403, "text/plain; charset=utf-8", denied(url.query))
+            elif path == "/config/probes.yml":
+                self._send(200, "application/yaml; charset=utf-8",
+                           probes.render(inventory.current(), probe_backend).encode())
+            elif path.startswith("/sd/"):
                 job = path[len("/sd/"):]
                 if job in JOBS:
                     found = targets(inventory.current(), job)
@@ -175,7 +213,4 @@ def make_server(address: tuple[str, int], inventory: Inventory,
             self.end_headers()
             self.wfile.write(body)
 
-    class Server(ThreadingHTTPServer):
-        daemon_threads = True
-
-    return Server(address, Handler)
+    return BoundedServer(address, Handler)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from clusterscope_inventory.description import Cluster, DescriptionError, load
 
-from ndbinfo_exporter.scrape import Scraper
+from ndbinfo_exporter.scraper import Scraper
 
 log = logging.getLogger("ndbinfo_exporter.clusters")
 
@@ -89,7 +89,10 @@ class ClusterSet:
             if name in self.scrapers:
                 return self.scrapers[name], None
             if name in self.problems:
-                return None, self.problems[name]
+                # the reason is in the log; an HTTP answer (shown by VictoriaMetrics on
+                # its /targets) says only that there is one
+                return None, (f"cluster {name}: cannot be scraped: its logins or state are"
+                              " unusable (the exporter's log says why)")
             known = ", ".join(sorted(self.definitions)) or "none"
             return None, (f"no NDB cluster {name!r} in {self.path} (NDB clusters: {known})")
 

@@ -12,14 +12,15 @@ from pathlib import Path
 
 from clusterscope_inventory.description import Cluster, DescriptionError
 
-from ndbinfo_exporter import __version__, mycnf, webconfig
+from ndbinfo_exporter import __version__, mycnf
 from ndbinfo_exporter.clusters import ClusterSet
 from ndbinfo_exporter.collectors import ALL
 from ndbinfo_exporter.db import Database
-from ndbinfo_exporter.mycnf import ConfigError
-from ndbinfo_exporter.scrape import DEFAULT_SLOW_INTERVAL, Scraper, SqlNode
-from ndbinfo_exporter.server import make_server
+from ndbinfo_exporter.errors import ConfigError
+from ndbinfo_exporter.http_server import make_server
+from ndbinfo_exporter.scraper import DEFAULT_SLOW_INTERVAL, Scraper, SqlNode
 from ndbinfo_exporter.state import ExporterState, RestartLedger
+from ndbinfo_exporter.web import webconfig
 
 DEFAULT_LISTEN = "127.0.0.1:9723"
 log = logging.getLogger("ndbinfo_exporter")
@@ -70,10 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
                    " X-Prometheus-Scrape-Timeout-Seconds header lowers it)")
     p.add_argument("--scrape.slow-interval", dest="slow_interval", type=parse_duration,
                    default=DEFAULT_SLOW_INTERVAL,
-                   help="how often the slow collectors run (per-fragment views: lcp,"
-                        " lcp_tables, memory_per_fragment; the histograms"
-                        " tc_time_track_stats, pgman_time_track_stats); scrapes in between"
-                        " serve their last result (default 60s)")
+                   help="how often the slow collectors run (per-fragment views, record"
+                        " pools and histograms: "
+                        + ", ".join(c.name for c in ALL if c.slow)
+                        + "); scrapes in between serve their last result (default 60s)")
     p.add_argument("--state.file", dest="state_file", default="ndbinfo_exporter.state.json",
                    help="where completed restarts already counted are kept (default"
                         " ./ndbinfo_exporter.state.json)")
@@ -99,6 +100,36 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
+VERIFIED = ("VERIFY_CA", "VERIFY_IDENTITY")
+
+
+def warn_unverified(cfg: mycnf.ClientConfig, what: str) -> None:
+    """Once per login at start: a TCP login without a verified certificate can be read by
+    anyone on the path (with caching_sha2_password and no TLS, PyMySQL sends the password
+    encrypted with a key the server itself hands out)."""
+    if cfg.socket is None and cfg.ssl_mode not in VERIFIED:
+        log.warning("%s: the login to %s is not verified TLS (ssl-mode %s): set ssl-ca and"
+                    " ssl-mode=VERIFY_IDENTITY in [%s] of %s (docs/exporter.md)", what,
+                    cfg.target(), cfg.ssl_mode, cfg.section, cfg.path)
+
+
+def cluster_scraper(cluster: Cluster, my_cnf: str, args: argparse.Namespace,
+                    enabled: list) -> Scraper:
+    """The scraper of one described NDB cluster. The option file is read again for every
+    cluster built: credentials added for a new cluster need no restart."""
+    path, sections = mycnf.read_sections(my_cnf)
+    nodes = []
+    for n in cluster.members("sql"):
+        cfg = mycnf.from_section(path, sections, n.credentials, dict(os.environ))
+        cfg = cfg.at(n.address)  # type: ignore[arg-type] - sql nodes have one
+        warn_unverified(cfg, f"cluster {cluster.name} node {n.name}")
+        nodes.append(SqlNode(n.name, Database(cfg, args.query_timeout),
+                             Database(cfg, args.query_timeout)))
+    state = Path(args.state_dir) / f"ndbinfo_exporter.{cluster.name}.state.json"
+    return Scraper(nodes, enabled, ExporterState(RestartLedger(state)), args.scrape_timeout,
+                   args.slow_interval)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=getattr(logging, args.log_level.upper().replace("WARN",
@@ -110,22 +141,12 @@ def main(argv: list[str] | None = None) -> int:
                or getattr(args, f"collect_{c.name}")]
     my_cnf = os.path.expanduser(args.my_cnf)
 
-    def make_scraper(nodes: Database | list[SqlNode], ledger: RestartLedger) -> Scraper:
+    def make_scraper(nodes: Database, ledger: RestartLedger) -> Scraper:
         return Scraper(nodes, enabled, ExporterState(ledger), args.scrape_timeout,
                        args.slow_interval)
 
     def for_cluster(cluster: Cluster) -> Scraper:
-        # the option file is read again for every cluster built: credentials added for a
-        # new cluster need no restart
-        path, sections = mycnf.read_sections(my_cnf)
-        nodes = []
-        for n in cluster.members("sql"):
-            cfg = mycnf.from_section(path, sections, n.credentials, dict(os.environ))
-            cfg = cfg.at(n.address)  # type: ignore[arg-type] - sql nodes have one
-            nodes.append(SqlNode(n.name, Database(cfg, args.query_timeout),
-                                 Database(cfg, args.query_timeout)))
-        state = Path(args.state_dir) / f"ndbinfo_exporter.{cluster.name}.state.json"
-        return make_scraper(nodes, RestartLedger(state))
+        return cluster_scraper(cluster, my_cnf, args, enabled)
 
     scraper: Scraper | None = None
     clusters: ClusterSet | None = None
@@ -139,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                 ", ".join(clusters.names()) or "none yet")
         else:
             cfg = mycnf.load(my_cnf)
+            warn_unverified(cfg, "the SQL node")
             scraper = make_scraper(Database(cfg, args.query_timeout),
                                    RestartLedger(args.state_file))
             what = f"SQL node {cfg.target()} as {cfg.user} on {args.path}"

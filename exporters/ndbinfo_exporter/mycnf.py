@@ -3,6 +3,11 @@ auth_module names (`[client.node2]`), in the format mysqld_exporter reads the sa
 
 Parsed here rather than by the driver so a malformed file fails at start-up with a message
 naming the file and the problem, and so the password can come from the environment instead.
+The loadgen reads its own option file here too.
+
+No error quotes a line or a value of the file: a typo such as `password Tr0ub4dor&3` (no
+`=`) makes the whole line one option name, so an unknown option is named by its section and
+line number only; the other errors name the key.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ndbinfo_exporter.errors import ConfigError
 
 PASSWORD_ENV = "NDBINFO_EXPORTER_PASSWORD"
 
@@ -24,10 +31,6 @@ _KNOWN = {"user", "password", "host", "port", "socket", "ssl_ca", "ssl_cert", "s
 # `ssl-verify-server-cert`, which map onto them below.
 SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 _TRUE = ("1", "on", "true", "yes", "")
-
-
-class ConfigError(ValueError):
-    """A configuration file is unusable; the message names the file and the problem."""
 
 
 @dataclass
@@ -146,23 +149,56 @@ def read_sections(path: str | os.PathLike) -> tuple[Path, configparser.ConfigPar
     parser.optionxform = str  # type: ignore[assignment, method-assign] - keys as written
     # `!include`/`!includedir` lines are not supported; say so instead of misreading them
     for n, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith(("!include ", "!includedir ")):
+            raise ConfigError(f"{p}:{n}: `!include` directives are not supported; put the"
+                              " options in this file")
         if line.lstrip().startswith("!"):
-            raise ConfigError(f"{p}:{n}: `{line.split()[0]}` directives are not supported;"
-                              " put the options in this file")
+            raise ConfigError(f"{p}:{n}: a line starting with `!` is not an option")
     try:
         parser.read_string(text, source=str(p))
     except configparser.Error as exc:
-        first = str(exc).splitlines()[0]
-        raise ConfigError(f"{p}: not a valid option file: {first}") from exc
+        # configparser's own text quotes the offending line (which may be a password)
+        where = getattr(exc, "lineno", None)
+        at = f" at line {where}" if where else ""
+        raise ConfigError(f"{p}: not a valid option file{at}: {_kind_of(exc)}") from None
+    parser.lines = _line_numbers(text)  # type: ignore[attr-defined]
     return p, parser
 
 
+def _kind_of(exc: configparser.Error) -> str:
+    if isinstance(exc, configparser.MissingSectionHeaderError):
+        return "an option before the first [section]"
+    if isinstance(exc, configparser.DuplicateSectionError):
+        return "a [section] given twice"
+    return "a line that is neither a [section] nor an option"
+
+
+def _line_numbers(text: str) -> dict[tuple[str, str], int]:
+    """(section, option name as configparser keys it) -> its line number."""
+    out: dict[tuple[str, str], int] = {}
+    section = None
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section = stripped[1:-1]
+            continue
+        if section is not None:
+            out.setdefault((section, stripped.split("=", 1)[0].strip()), n)
+    return out
+
+
 def section_options(p: Path, parser: configparser.ConfigParser, section: str,
-                    env: dict[str, str]) -> dict[str, str | None]:
+                    env: dict[str, str] | None) -> dict[str, str | None]:
     """A section's options, each looked up in the section and then in its dotted parents
     (`client.node2` falls back to `client`), as mysqld_exporter's ini library does for the
     same file (go-ini Section.GetKey: "Check if it is a child-section"; mysqld_exporter
-    config.go: "no user specified in section or parent")."""
+    config.go: "no user specified in section or parent"). `env` None: values are taken as
+    written (a file only we read), else `$NAME` is expanded as mysqld_exporter does.
+
+    An option this module does not know is kept under the key `?<line>`, so the caller can
+    refuse it by section and line without repeating it."""
     if not parser.has_section(section):
         raise ConfigError(f"{p}: no [{section}] section (found: "
                           f"{', '.join(parser.sections()) or 'no sections'})")
@@ -170,39 +206,48 @@ def section_options(p: Path, parser: configparser.ConfigParser, section: str,
     while "." in chain[-1]:
         chain.append(chain[-1].rsplit(".", 1)[0])
     opts: dict[str, str | None] = {}
+    lines: dict[tuple[str, str], int] = getattr(parser, "lines", {})
     for name in reversed(chain):  # the parents first, the section itself wins
         if not parser.has_section(name):
             continue
         for k, v in parser.items(name, raw=True):
             key = k.lower().replace("-", "_")
-            opts[key] = expand_env(_unquote(v), env) if v is not None else None
+            if key not in _KNOWN:
+                key = f"?{lines.get((name, k), 0)}"
+            value = _unquote(v) if v is not None else None
+            opts[key] = expand_env(value, env) if value is not None and env is not None \
+                else value
     return opts
 
 
 def load(path: str | os.PathLike, env: dict[str, str] | None = None,
-         section: str = "client") -> ClientConfig:
+         section: str = "client", expand: bool = True) -> ClientConfig:
     """The login of one section (`client` by default, or an auth_module such as
     `client.node2`); host and port may be overridden by the caller (the description's
     address of the node)."""
-    env = os.environ if env is None else env
+    env = dict(os.environ if env is None else env)
     p, parser = read_sections(path)
-    return from_section(p, parser, section, env)
+    return from_section(p, parser, section, env if expand else None)
 
 
 def from_section(p: Path, parser: configparser.ConfigParser, section: str,
-                 env: dict[str, str]) -> ClientConfig:
+                 env: dict[str, str] | None) -> ClientConfig:
+    """`env` None: values as written, and no password from NDBINFO_EXPORTER_PASSWORD."""
     opts = section_options(p, parser, section, env)
     where = f"[{section}]"
-    unknown = sorted(set(opts) - _KNOWN)
+    unknown = sorted(int(k[1:]) for k in opts if k.startswith("?"))
     if unknown:
-        raise ConfigError(f"{p}: unknown option(s) in {where}: {', '.join(unknown)}")
+        lines = ", ".join(str(n) for n in unknown)
+        raise ConfigError(f"{p}: {where} (or a section it inherits from): line(s) {lines} set"
+                          " no option this reader knows: a misspelt name, or a missing `=`"
+                          " (the line is not repeated here: it may hold a password)")
     user = opts.get("user")
     if not user:
         raise ConfigError(f"{p}: {where} has no `user` (nor its parent section)")
     try:
         port = int(opts.get("port") or 3306)
     except ValueError:
-        raise ConfigError(f"{p}: {where} port {opts.get('port')!r} is not a number") from None
+        raise ConfigError(f"{p}: {where} port is not a number") from None
     if not 0 < port < 65536:
         raise ConfigError(f"{p}: {where} port {port} is out of range")
     ssl: dict[str, object] = {}
@@ -222,7 +267,7 @@ def from_section(p: Path, parser: configparser.ConfigParser, section: str,
             raise ConfigError(f"{p}: {where} server-public-key-path {f}: {exc.strerror}"
                               ) from exc
     password = opts.get("password")
-    if section == "client":
+    if section == "client" and env is not None:
         password = env.get(PASSWORD_ENV) or password
     return ClientConfig(path=str(p), user=user, password=password,
                         host=opts.get("host") or "127.0.0.1", port=port,
@@ -236,8 +281,7 @@ def _ssl_mode(p: Path, opts: dict[str, str | None], ssl: dict[str, object],
     if opts.get("ssl_mode") is not None:
         mode = str(opts["ssl_mode"]).upper()
         if mode not in SSL_MODES:
-            raise ConfigError(f"{p}: {where} ssl-mode {opts['ssl_mode']!r}: one of"
-                              f" {', '.join(SSL_MODES)}")
+            raise ConfigError(f"{p}: {where} ssl-mode is not one of {', '.join(SSL_MODES)}")
         if mode in ("VERIFY_CA", "VERIFY_IDENTITY") and "ca" not in ssl:
             raise ConfigError(f"{p}: {where} ssl-mode {mode} needs ssl-ca")
         return mode

@@ -9,229 +9,33 @@ aggregate. The exporter reads names and decodes from here; the NDB simulator com
 DDL from the same data
 (`clusterscope.ndbsim.ddl`, which is not part of the exporter).
 
-Pure data and small pure functions; nothing here touches a database.
+Pure data and small pure functions; nothing here touches a database. The vocabulary the
+catalogue is written in is schema_model.py, what the numbers mean is decodes.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from ndbinfo_exporter import decodes
 
-I = "INT UNSIGNED"  # noqa: E741 - the reference's own notation (kernel Number)
-B = "BIGINT UNSIGNED"  # kernel Number64
-S = "VARCHAR(512)"  # kernel String
-BIT_OP = "BIGINT(21) UNSIGNED"  # a view column computed with & or >>
-
-# short version profiles the lab and tests use -> the release each one stands for
-PROFILES: dict[str, str] = {"7.5": "7.5.10", "7.6": "7.6.6", "8.0": "8.0.40", "8.4": "8.4.3",
-                            "9.x": "9.6.0"}
-SENDBUFFER_SINCE = "8.0.38"
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    """'7.6.6' -> (7, 6, 6); a profile name ('7.6') maps to its release first."""
-    v = PROFILES.get(version, version)
-    v = v.split("-")[0]
-    try:
-        return tuple(int(p) for p in v.split("."))
-    except ValueError:
-        raise ValueError(f"not an NDB version: {version!r} (e.g. 7.6 or 8.0.37)") from None
-
-
-def at_least(version: str, since: str | None) -> bool:
-    return since is None or version_tuple(version) >= version_tuple(since)
-
-
-def before(version: str, until: str | None) -> bool:
-    return until is None or version_tuple(version) < version_tuple(until)
-
-
-@dataclass(frozen=True)
-class Column:
-    """A view column. `type` is what DESC / information_schema shows for the view column.
-
-    `expr` is the SQL the view computes it with (default: the base column of the same
-    name); `decode` the CASE map of an enum column (value -> text, `decode_else` for the rest,
-    None = NULL); `since`/`until` bound the versions that have it (until is exclusive).
-    """
-
-    name: str
-    type: str
-    unit: str | None = None
-    expr: str | None = None
-    source: str | None = None  # base column a decode reads
-    decode: tuple[tuple[int, str], ...] | None = None
-    decode_else: str | None = None
-    since: str | None = None
-    until: str | None = None
-    nullable: bool = True
-    help: str = ""
-
-    def in_version(self, version: str) -> bool:
-        return at_least(version, self.since) and before(version, self.until)
-
-    def decode_map(self) -> dict[int, str]:
-        return dict(self.decode or ())
-
-
-def enum(name: str, source: str, values: Iterable[tuple[int, str]], other: str | None,
-         **kw: object) -> Column:
-    """A CASE-decoded column: VARCHAR(longest literal), NOT NULL when there is an ELSE text."""
-    values = tuple(values)
-    longest = max(len(v) for _, v in values)
-    if other is not None:
-        longest = max(longest, len(other))
-    return Column(name, f"VARCHAR({longest})", source=source, decode=values,
-                  decode_else=other, nullable=other is None, **kw)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class BaseTable:
-    name: str  # ndb$...
-    columns: tuple[tuple[str, str], ...]  # (name, I|B|S)
-    since: str | None = None
-    # per-column since-version where it differs from the table's
-    column_since: tuple[tuple[str, str], ...] = ()
-
-    def columns_for(self, version: str) -> list[tuple[str, str]]:
-        since = dict(self.column_since)
-        return [(n, t) for n, t in self.columns if at_least(version, since.get(n))]
-
-
-@dataclass(frozen=True)
-class View:
-    name: str
-    base: str  # the hidden base table (first in FROM)
-    since: str
-    columns: tuple[Column, ...]
-    base_columns: tuple[tuple[str, str], ...] = ()  # empty: same as the view's (SELECT *)
-    base_column_since: tuple[tuple[str, str], ...] = ()
-    tail: str = ""  # FROM ... (default: FROM `<base>`), WHERE, GROUP BY, ORDER BY
-    distinct: bool = False
-    also_bases: tuple[str, ...] = ()  # more base tables with the same columns (`_all`)
-    help: str = ""
-    until_where: tuple[tuple[str, str], ...] = ()  # (since, WHERE) per version; last wins
-
-    def columns_for(self, version: str) -> list[Column]:
-        return [c for c in self.columns if c.in_version(version)]
-
-    def column(self, name: str) -> Column:
-        return next(c for c in self.columns if c.name == name)
-
-
-def _plain(names: str, typ: str, unit: str | None = None) -> list[Column]:
-    return [Column(n, typ, unit) for n in names.split()]
-
-
-# -- enum decodes (value -> text) copied from the view definitions ------------------------
-NODE_STATUS = ((0, "NOTHING"), (1, "CMVMI"), (2, "STARTING"), (3, "STARTED"),
-               (4, "SINGLEUSER"), (5, "STOPPING_1"), (6, "STOPPING_2"), (7, "STOPPING_3"),
-               (8, "STOPPING_4"))
-# membership.arb_state (mysql-server storage/ndb/tools/ndbinfo_sql.cc, view `membership`)
-ARB_STATE = ((0, "ARBIT_NULL"), (1, "ARBIT_INIT"), (2, "ARBIT_FIND"), (3, "ARBIT_PREP1"),
-             (4, "ARBIT_PREP2"), (5, "ARBIT_START"), (6, "ARBIT_RUN"), (7, "ARBIT_CHOOSE"),
-             (8, "ARBIT_CRASH"))
-TRANSPORTER_STATUS = ((0, "CONNECTED"), (1, "CONNECTING"), (2, "DISCONNECTED"),
-                      (3, "DISCONNECTING"))
-TRANSPORTER_TYPE = ((1, "TCP"), (3, "SHM"))
-NODE_TYPE = ((0, "NDB"), (1, "API"), (2, "MGM"))
-LOG_TYPE_75 = ((0, "REDO"), (1, "DD-UNDO"))
-LOG_TYPE = ((0, "REDO"), (1, "DD-UNDO"), (2, "BACKUP-DATA"), (3, "BACKUP-LOG"))
-RESOURCE_NAME = ((0, "RESERVED"), (1, "TRANSACTION_MEMORY"), (2, "DISK_RECORDS"),
-                 (3, "DATA_MEMORY"), (4, "JOBBUFFER"), (5, "FILE_BUFFERS"),
-                 (6, "TRANSPORTER_BUFFERS"), (7, "DISK_PAGE_BUFFER"), (8, "QUERY_MEMORY"),
-                 (9, "SCHEMA_TRANS_MEMORY"))
-COUNTER_NAME = tuple(enumerate((
-    "ATTRINFO", "TRANSACTIONS", "COMMITS", "READS", "SIMPLE_READS", "WRITES", "ABORTS",
-    "TABLE_SCANS", "RANGE_SCANS", "OPERATIONS", "READS_RECEIVED", "LOCAL_READS_SENT",
-    "REMOTE_READS_SENT", "READS_NOT_FOUND", "TABLE_SCANS_RECEIVED", "LOCAL_TABLE_SCANS_SENT",
-    "RANGE_SCANS_RECEIVED", "LOCAL_RANGE_SCANS_SENT", "REMOTE_RANGE_SCANS_SENT",
-    "SCAN_BATCHES_RETURNED", "SCAN_ROWS_RETURNED", "PRUNED_RANGE_SCANS_RECEIVED",
-    "CONST_PRUNED_RANGE_SCANS_RECEIVED", "LOCAL_READS", "LOCAL_WRITES", "LQHKEY_OVERLOAD",
-    "LQHKEY_OVERLOAD_TC", "LQHKEY_OVERLOAD_READER", "LQHKEY_OVERLOAD_NODE_PEER",
-    "LQHKEY_OVERLOAD_SUBSCRIBER", "LQHSCAN_SLOWDOWNS"), start=1))
-# which block owns which counter (kernel row estimate: 11 per TC, 7 per LQH, 13 per SPJ)
-COUNTER_BLOCK = {**{i: "DBTC" for i in (*range(1, 10), 24, 25)},
-                 **{i: "DBLQH" for i in (10, *range(26, 32))},
-                 **{i: "DBSPJ" for i in range(11, 24)}}
-BLOCK_NUMBER = {"CMVMI": 254, "DBACC": 248, "DBTUP": 249, "DBLQH": 247, "DBTC": 245,
-                "DBDIH": 246, "DBDICT": 250, "NDBCNTR": 251, "QMGR": 252, "DBSPJ": 267,
-                "BACKUP": 244, "SUMA": 257, "DBTUX": 261, "LGMAN": 262, "TRPMAN": 269,
-                "THRMAN": 268, "DBINFO": 263, "PGMAN": 258, "RESTORE": 264}
-COPY_STATUS_OLD = ((0, "IDLE"), (1, "SR_PHASE1_READ_PAGES"), (2, "SR_PHASE2_READ_TABLE"),
-                   (3, "SR_PHASE3_COPY_TABLE"), (4, "REMOVE_NODE"), (5, "LCP_READ_TABLE"),
-                   (6, "COPY_TAB_REQ"), (7, "COPY_NODE_STATE"), (8, "ADD_TABLE_MASTER"),
-                   (9, "ADD_TABLE_SLAVE"), (10, "INVALIDATE_NODE_LCP"), (11, "ALTER_TABLE"),
-                   (12, "COPY_TO_SAVE"), (13, "GET_TABINFO"))
-COPY_STATUS = tuple((k, {"ADD_TABLE_MASTER": "ADD_TABLE_COORDINATOR",
-                         "ADD_TABLE_SLAVE": "ADD_TABLE_PARTICIPANT"}.get(v, v))
-                    for k, v in COPY_STATUS_OLD)
-UPDATE_STATUS_OLD = ((0, "IDLE"), (1, "LOCAL_CHECKPOINT"), (2, "LOCAL_CHECKPOINT_QUEUED"),
-                     (3, "REMOVE_NODE"), (4, "COPY_TAB_REQ"), (5, "ADD_TABLE_MASTER"),
-                     (6, "ADD_TABLE_SLAVE"), (7, "INVALIDATE_NODE_LCP"), (8, "CALLBACK"))
-UPDATE_STATUS = tuple((k, {"ADD_TABLE_MASTER": "ADD_TABLE_COORDINATOR",
-                           "ADD_TABLE_SLAVE": "ADD_TABLE_PARTICIPANT"}.get(v, v))
-                      for k, v in UPDATE_STATUS_OLD)
-# sic: every view version spells status 2 `wRITING_TO_FILE`
-LCP_STATUS = ((1, "ACTIVE"), (2, "wRITING_TO_FILE"), (3, "COMPLETED"))
-TAB_STATUS = ((0, "IDLE"), (1, "ACTIVE"), (2, "CREATING"), (3, "DROPPING"))
-TAB_STORAGE = ((0, "NOLOGGING"), (1, "NORMAL"), (2, "TEMPORARY"))
-
-# restart_info.node_restart_status_int is the data node kernel's NodeRecoveryStatus, written
-# raw (mysql/mysql-server storage/ndb/src/kernel/blocks/dbdih/Dbdih.hpp, enum
-# NodeRecoveryStatus; Dbdih::fill_row_with_node_restart_status in DbdihMain.cpp:
-# `row.write_uint32(Uint32(nodePtr.p->nodeRecoveryStatus))`). Not the manual's 0-21 table,
-# which is wrong: there 12 is "completed", in the kernel 12 is LOCAL_RECOVERY_STARTED.
-RESTART_STATUS_NAME: dict[int, str] = dict(enumerate((
-    "NOT_DEFINED_IN_CLUSTER", "NODE_NOT_RESTARTED_YET", "NODE_FAILED", "NODE_FAILURE_COMPLETED",
-    "ALLOCATED_NODE_ID", "INCLUDED_IN_HB_PROTOCOL", "NDBCNTR_START_WAIT", "NDBCNTR_STARTED",
-    "START_PERMITTED", "WAIT_LCP_TO_COPY_DICT", "COPY_DICT_TO_STARTING_NODE",
-    "INCLUDE_NODE_IN_LCP_AND_GCP", "LOCAL_RECOVERY_STARTED", "RESTORE_FRAG_COMPLETED",
-    "UNDO_DD_COMPLETED", "EXECUTE_REDO_LOG_COMPLETED", "COPY_FRAGMENTS_STARTED",
-    "WAIT_LCP_FOR_RESTART", "WAIT_SUMA_HANDOVER", "RESTART_COMPLETED", "NODE_GETTING_PERMIT",
-    "NODE_GETTING_INCLUDED", "NODE_GETTING_SYNCHED", "NODE_IN_LCP_WAIT_STATE", "NODE_ACTIVE")))
-# node_restart_status: Dbdih::get_status_str (DbdihMain.cpp, AKJUS/mysql-server mirror of
-# trunk @53c1e76a4336); a state names what is *under way* (13 = restore done, undo ongoing)
-RESTART_STATUS: dict[int, str] = {
-    1: "Initial state", 2: "Node failed, fail handling ongoing",
-    3: "Node failure handling complete", 4: "Allocated node id",
-    5: "Included in heartbeat protocol", 6: "Wait for NDBCNTR master permit",
-    7: "NDBCNTR master permitted us", 8: "All nodes permitted us",
-    9: "Wait for LCP complete to copy meta data", 10: "Copy meta data to start node",
-    11: "Include node in LCP/GCP protocols", 12: "Restore fragments ongoing",
-    13: "Undo Disk data ongoing", 14: "Execute REDO logs ongoing", 15: "Build indexes ongoing",
-    16: "Synchronize start node with live nodes", 17: "Wait LCP to ensure durability",
-    18: "Wait handover of subscriptions", 19: "Restart completed",
-    20: "All nodes permitted us", 21: "Include node in LCP/GCP protocols",
-    22: "Synchronize start node with live nodes", 23: "Wait LCP to ensure durability",
-    24: "Restart completed"}
-# a normal node restart as the DIH master reports it (failure handling, then 4 .. 19); the
-# states 20-24 are what a node that was not master during the restart kept, reported once
-# it became master (a master takeover)
-RESTART_ORDER_MASTER = (2, 3, *range(4, 20))
-RESTART_ORDER_BEFORE_MASTER = (20, 21, 22, 23, 24)
-RESTART_COMPLETED = frozenset({19, 24})
-RESTART_FAILURE = frozenset({2, 3})  # the node is down: failure handling
-# never reported: Dbdih's execDBINFO_SCANREQ skips NODE_NOT_RESTARTED_YET and
-# NOT_DEFINED_IN_CLUSTER (no restart information)
-RESTART_NO_INFO = frozenset({0, 1})
-# status 24 rows fill only these phases (Dbdih::handle_before_master) besides the total
-RESTART_PHASES_BEFORE_MASTER = ("to_complete_node_failure", "to_get_start_permitted",
-                                "to_include_node", "for_local_recovery",
-                                "to_synchronize_starting_node")
-
-# secs_* columns in view order; LOCAL_RECOVERY_PARTS sum to secs_for_local_recovery and the
-# top-level phases (all but those parts) sum to total_restart_secs
-RESTART_PHASES = (
-    "to_complete_node_failure", "to_allocate_node_id", "to_include_in_heartbeat_protocol",
-    "until_wait_for_ndbcntr_master", "wait_for_ndbcntr_master", "to_get_start_permitted",
-    "to_wait_for_lcp_for_copy_meta_data", "to_copy_meta_data", "to_include_node",
-    "starting_node_to_request_local_recovery", "for_local_recovery", "restore_fragments",
-    "undo_disk_data", "exec_redo_log", "index_rebuild", "to_synchronize_starting_node",
-    "wait_lcp_for_restart", "wait_subscription_handover")
-LOCAL_RECOVERY_PARTS = ("restore_fragments", "undo_disk_data", "exec_redo_log",
-                        "index_rebuild")
-TOP_LEVEL_PHASES = tuple(p for p in RESTART_PHASES if p not in LOCAL_RECOVERY_PARTS)
+# One namespace for the catalogue's readers (`schema.RESTART_COMPLETED`,
+# `schema.version_tuple`, `schema.view(...)`): the decodes and the vocabulary live in rooms
+# of their own, and schema serves their names too.
+from ndbinfo_exporter.decodes import *  # noqa: F403
+from ndbinfo_exporter.schema_model import *  # noqa: F403
+from ndbinfo_exporter.schema_model import (
+    BIT_OP,
+    SENDBUFFER_SINCE,
+    B,
+    BaseTable,
+    Column,
+    I,
+    S,
+    View,
+    at_least,
+    enum,
+    plain,
+)
+from ndbinfo_exporter.schema_workload import WORKLOAD_VIEWS
 
 _CPU_PCT = "node_id thr_no OS_user OS_system OS_idle thread_exec thread_sleeping" \
     " thread_spinning thread_send thread_buffer_full"
@@ -272,124 +76,26 @@ _TRP_BASE = (("node_id", I), ("remote_node_id", I), ("connection_status", I),
              ("slowdown_count", I), ("encrypted", I))
 _TRP_COLS = (
     Column("node_id", I), Column("remote_node_id", I),
-    enum("status", "connection_status", TRANSPORTER_STATUS, None),
+    enum("status", "connection_status", decodes.TRANSPORTER_STATUS, None),
     Column("remote_address", S), Column("bytes_sent", B, "bytes"),
     Column("bytes_received", B, "bytes"), Column("connect_count", I),
     Column("overloaded", I), Column("overload_count", I), Column("slowdown", I),
     Column("slowdown_count", I))
 _RESTART_COLS = (Column("node_id", I), Column("node_restart_status", S),
                  Column("node_restart_status_int", I),
-                 *[Column(f"secs_{p}", I, "seconds") for p in RESTART_PHASES],
+                 *[Column(f"secs_{p}", I, "seconds") for p in decodes.RESTART_PHASES],
                  Column("total_restart_secs", I, "seconds"))
-
-# cluster_transactions / cluster_locks compute these from 32-bit kernel columns; a real
-# SQL node's DESC shows them so (mysql/mysql-server mysql-test/suite/ndb/r/ndbinfo.result
-# @01077b45b175, `desc cluster_transactions`): transid0 + (transid1 << 32) -> bigint(22)
-# unsigned, apiref & 65535 / apiref >> 16 -> bigint(21) unsigned (BIT_OP)
-TRANSID = "BIGINT(22) UNSIGNED"
-TRANSID_SQL = "{t}.transid0 + ({t}.transid1 << 32)"
-
-# Dbtc's ApiConnectRecord states (mysql/mysql-server storage/ndb/src/kernel/blocks/dbtc/
-# Dbtc.hpp, enum ConnectionState) with the friendly names the SQL node's lookup table
-# ndb$dbtc_apiconnect_state serves (storage/ndb/src/kernel/blocks/dbtc/DbtcStateDesc.cpp,
-# g_dbtc_apiconnect_state_desc): (value, state_name, friendly name, description). The
-# TRANSACTIONS scan skips CS_CONNECTED, CS_DISCONNECTED and CS_RESTART and reports an
-# aborting record with no abort in progress as connected (Dbtc::ndbinfo_write_trans,
-# DbtcMain.cpp), so only the others ever appear in cluster_transactions.
-DBTC_APICONNECT_STATE = (
-    (0, "CS_CONNECTED", "Connected", "An allocated idle transaction object"),
-    (1, "CS_DISCONNECTED", "Disconnected", "An unallocated connection object"),
-    (2, "CS_STARTED", "Started", "A started transaction"),
-    (3, "CS_RECEIVING", "Receiving", "A transaction receiving operations"),
-    (7, "CS_RESTART", "", ""),
-    (8, "CS_ABORTING", "Aborting", "A transaction aborting"),
-    (9, "CS_COMPLETING", "Completing", "A transaction completing"),
-    (10, "CS_COMPLETE_SENT", "Completing", "A transaction completing"),
-    (11, "CS_PREPARE_TO_COMMIT", "", ""),
-    (12, "CS_COMMIT_SENT", "Committing", "A transaction committing"),
-    (13, "CS_START_COMMITTING", "", ""),
-    (14, "CS_COMMITTING", "Committing", "A transaction committing"),
-    (15, "CS_REC_COMMITTING", "", ""),
-    (16, "CS_WAIT_ABORT_CONF", "Aborting", ""),
-    (17, "CS_WAIT_COMPLETE_CONF", "Completing", ""),
-    (18, "CS_WAIT_COMMIT_CONF", "Committing", ""),
-    (19, "CS_FAIL_ABORTING", "TakeOverAborting", ""),
-    (20, "CS_FAIL_ABORTED", "TakeOverAborting", ""),
-    (21, "CS_FAIL_PREPARED", "", ""),
-    (22, "CS_FAIL_COMMITTING", "TakeOverCommitting", ""),
-    (23, "CS_FAIL_COMMITTED", "TakeOverCommitting", ""),
-    (24, "CS_FAIL_COMPLETED", "TakeOverCompleting", ""),
-    (25, "CS_START_SCAN", "Scanning", ""),
-    (26, "CS_SEND_FIRE_TRIG_REQ", "Precomitting", ""),
-    (27, "CS_WAIT_FIRE_TRIG_REQ", "Precomitting", ""))
-# ndb$acc_operations.op_flags, as the cluster_locks view decodes it (ha_ndbinfo_sql.cc,
-# "op_flags meanings come from DbaccMain.cpp"): 0x10 exclusive, 0x80 holding (else
-# waiting), 0x40 the lock's owner, the low 4 bits the operation
-LOCK_EXCLUSIVE, LOCK_OWNER, LOCK_HOLDING = 0x10, 0x40, 0x80
-LOCK_OP = ((0, "READ"), (1, "UPDATE"), (2, "INSERT"), (3, "DELETE"), (5, "READ"),
-           (6, "REFRESH"), (7, "UNLOCK"), (8, "SCAN"))
-# dict_obj_types (DictTabInfo's object types, as the SQL node's lookup names them); the
-# memory_per_fragment view keeps types <= 6, tables and indexes
-DICT_OBJ_TYPE = ((1, "System table"), (2, "User table"), (3, "Unique hash index"),
-                 (4, "Hash index"), (5, "Unique ordered index"), (6, "Ordered index"))
-# the histogram views: 32 ranges per TC (Dbtc.hpp TIME_TRACK_HISTOGRAM_RANGES), from 50
-# microseconds, each 1.5 times the previous in integer arithmetic (val *= 3; val /= 2:
-# Dbtc::time_track_init_histogram_limits, DbtcMain.cpp); a latency above the last bound is
-# counted in the last range (time_track_calculate_histogram_position's search stops there)
-TC_TIME_TRACK_RANGES = 32
-
-
-def tc_time_track_bounds() -> list[int]:
-    out, val = [], 50
-    for _ in range(TC_TIME_TRACK_RANGES):
-        out.append(val)
-        val = val * 3 // 2
-    return out
-
-
-# 20 ranges per PGMAN instance: 0, 16, then doubling, the last one Uint64(~0) ("everything
-# else"; Pgman's constructor, storage/ndb/src/kernel/blocks/pgman.cpp), written into an
-# INT UNSIGNED column (NdbinfoTables.cpp PGMAN_TIME_TRACK_STATS: upper_bound Number)
-PGMAN_TIME_TRACK_RANGES = 20
-
-
-def pgman_time_track_bounds() -> list[int]:
-    out = [0, 16]
-    while len(out) < PGMAN_TIME_TRACK_RANGES - 1:
-        out.append(2 * out[-1])
-    return [*out, 2**32 - 1]
-
-
-_TC_TT = ("scans scan_errors scan_fragments scan_fragment_errors transactions"
-          " transaction_errors read_key_ops write_key_ops index_key_ops key_op_errors")
-_FRAG_MEM = (("node_id", I), ("block_instance", I), ("table_id", I), ("fragment_num", I),
-             ("rows", B), ("fixed_elem_alloc_bytes", B), ("fixed_elem_free_bytes", B),
-             ("fixed_elem_count", B), ("fixed_elem_size_bytes", I),
-             ("var_elem_alloc_bytes", B), ("var_elem_free_bytes", B), ("var_elem_count", B),
-             ("tuple_l2pmap_alloc_bytes", B), ("hash_index_l2pmap_alloc_bytes", B),
-             ("hash_index_alloc_bytes", B))
-_ACC_OPS = (("node_id", I), ("block_instance", I), ("tableid", I), ("fragmentid", I),
-            ("rowid", B), ("transid0", I), ("transid1", I), ("acc_op_id", I), ("op_flags", I),
-            ("prev_serial_op_id", I), ("next_serial_op_id", I), ("prev_parallel_op_id", I),
-            ("next_parallel_op_id", I), ("duration_millis", I), ("user_ptr", I))
-
-
-def _flag_case(flag: int, zero: str, other: str) -> str:
-    """cluster_locks' decode of one op_flags bit (NOT NULL, as a CASE with an ELSE)."""
-    return (f"IFNULL(CASE (`ndb$acc_operations`.op_flags & {flag:#x}) WHEN 0 THEN '{zero}'"
-            f" ELSE '{other}' END, '{other}')")
-
 
 VIEWS: tuple[View, ...] = (
     View("nodes", "ndb$nodes", "7.1.0", (
         Column("node_id", I), Column("uptime", B, "seconds"),
-        enum("status", "status", NODE_STATUS, "<unknown>"),
+        enum("status", "status", decodes.NODE_STATUS, "<unknown>"),
         Column("start_phase", I), Column("config_generation", I)),
         base_columns=(("node_id", I), ("uptime", B), ("status", I), ("start_phase", I),
                       ("config_generation", I)),
         help="data nodes that are up"),
     View("processes", "ndb$processes", "7.5.7", (
-        Column("node_id", I), enum("node_type", "node_type", NODE_TYPE, None),
+        Column("node_id", I), enum("node_type", "node_type", decodes.NODE_TYPE, None),
         Column("node_version", S),
         Column("process_id", I, expr="NULLIF(process_id, 0)"),
         Column("angel_process_id", I, expr="NULLIF(angel_process_id, 0)"),
@@ -399,7 +105,7 @@ VIEWS: tuple[View, ...] = (
                       ("process_name", S), ("service_URI", S)),
         tail="FROM {db}.`ndb$processes` ORDER BY node_id", distinct=True),
     View("config_nodes", "ndb$config_nodes", "7.5.7", (
-        Column("node_id", I), enum("node_type", "node_type", NODE_TYPE, None),
+        Column("node_id", I), enum("node_type", "node_type", decodes.NODE_TYPE, None),
         Column("node_hostname", S)),
         base_columns=(("reporting_node_id", I), ("node_id", I), ("node_type", I),
                       ("node_hostname", S)),
@@ -409,14 +115,14 @@ VIEWS: tuple[View, ...] = (
     # "All nodes should show the same arb_ticket values as well as the same arb_state"
     # (manual, ndbinfo membership table)
     View("membership", "ndb$membership", "7.1.0", (
-        *_plain("node_id group_id left_node right_node president successor", I),
+        *plain("node_id group_id left_node right_node president successor", I),
         # a bit operation's result: MariaDB's DESC of the view shows bigint(21) unsigned
         # (measured, tests/test_ndbsim_lab.py); MySQL 5.7's is assumed the same (not
         # checked), 8.0+ prints no display width
         Column("succession_order", BIT_OP, expr="dynamic_id & 0xFFFF"),
         Column("Conf_HB_order", BIT_OP, expr="dynamic_id >> 16"),
         Column("arbitrator", I), Column("arb_ticket", S),
-        enum("arb_state", "arb_state", ARB_STATE, "UNKNOWN"),
+        enum("arb_state", "arb_state", decodes.ARB_STATE, "UNKNOWN"),
         enum("arb_connected", "arb_connected", ((1, "Yes"),), "No"),
         Column("connected_rank1_arbs", S, expr="conn_rank1_arbs"),
         Column("connected_rank2_arbs", S, expr="conn_rank2_arbs")),
@@ -426,16 +132,16 @@ VIEWS: tuple[View, ...] = (
                       ("arb_connected", I), ("conn_rank1_arbs", S), ("conn_rank2_arbs", S)),
         help="each running data node's view of the president and the arbitrator"),
     View("threads", "ndb$threads", "7.5.2",
-         tuple(_plain("node_id thr_no", I) + _plain("thread_name thread_description", S))),
+         tuple(plain("node_id thr_no", I) + plain("thread_name thread_description", S))),
     View("threadstat", "ndb$threadstat", "7.1.0", tuple(
-        _plain("node_id thr_no", I) + [Column("thr_nm", S)]
+        plain("node_id thr_no", I) + [Column("thr_nm", S)]
         + [Column(n, B, _THREADSTAT_UNIT.get(n)) for n in _THREADSTAT.split()]),
         help="one row per block thread except send threads; cumulative since start"),
     View("cpustat", "ndb$cpustat", "7.5.2", tuple(
-        _plain("node_id thr_no", I) + _plain(_CPU_PCT.split(" ", 2)[2], I, "percent")
+        plain("node_id thr_no", I) + plain(_CPU_PCT.split(" ", 2)[2], I, "percent")
         + [Column("elapsed_time", I, "microseconds")])),
     View("cpustat_1sec", "ndb$cpustat_1sec", "7.5.2", tuple(
-        _plain("node_id thr_no", I) + _plain(_CPU_TIME, I, "microseconds")),
+        plain("node_id thr_no", I) + plain(_CPU_TIME, I, "microseconds")),
         help="20 rows per thread, no measurement index"),
     View("transporters", "ndb$transporters", "7.1.0",
          (*_TRP_COLS, Column("encrypted", I, since="8.3.0")),
@@ -448,7 +154,7 @@ VIEWS: tuple[View, ...] = (
     View("transporter_details", "ndb$transporter_details", "8.0.37", (
         Column("node_id", I), Column("block_instance", I), Column("trp_id", I),
         Column("remote_node_id", I),
-        enum("status", "connection_status", TRANSPORTER_STATUS, None),
+        enum("status", "connection_status", decodes.TRANSPORTER_STATUS, None),
         Column("remote_address", S), Column("bytes_sent", B, "bytes"),
         Column("bytes_received", B, "bytes"), Column("connect_count", I),
         Column("overloaded", I), Column("overload_count", I), Column("slowdown", I),
@@ -457,7 +163,7 @@ VIEWS: tuple[View, ...] = (
         Column("sendbuffer_max_used_bytes", B, "bytes", since=SENDBUFFER_SINCE),
         Column("sendbuffer_alloc_bytes", B, "bytes", since=SENDBUFFER_SINCE),
         Column("sendbuffer_max_alloc_bytes", B, "bytes", since=SENDBUFFER_SINCE),
-        enum("type", "type", TRANSPORTER_TYPE, None, since="9.5.0"),
+        enum("type", "type", decodes.TRANSPORTER_TYPE, None, since="9.5.0"),
         Column("heartbeat_interval", I, "milliseconds", since="9.6.0"),
         Column("last_recv", B, "microseconds", since="9.6.0")),
         base_columns=(("node_id", I), ("block_instance", I), ("trp_id", I),
@@ -495,14 +201,14 @@ VIEWS: tuple[View, ...] = (
                      ("8.0.0", "block_number = 254"))),
     View("logbuffers", "ndb$logbuffers", "7.1.0", (
         Column("node_id", I),
-        enum("log_type", "log_type", LOG_TYPE_75, "<unknown>", until="7.6.0"),
-        enum("log_type", "log_type", LOG_TYPE, "<unknown>", since="7.6.0"),
+        enum("log_type", "log_type", decodes.LOG_TYPE_75, "<unknown>", until="7.6.0"),
+        enum("log_type", "log_type", decodes.LOG_TYPE, "<unknown>", since="7.6.0"),
         Column("log_id", I), Column("log_part", I), Column("total", B, "bytes"),
         Column("used", B, "bytes")),
         base_columns=(("node_id", I), ("log_type", I), ("log_id", I), ("log_part", I),
                       ("total", B), ("used", B), ("high", B))),
     View("logspaces", "ndb$logspaces", "7.1.0", (
-        Column("node_id", I), enum("log_type", "log_type", LOG_TYPE_75, None),
+        Column("node_id", I), enum("log_type", "log_type", decodes.LOG_TYPE_75, None),
         Column("log_id", I), Column("log_part", I), Column("total", B, "bytes"),
         Column("used", B, "bytes")),
         base_columns=(("node_id", I), ("log_type", I), ("log_id", I), ("log_part", I),
@@ -511,7 +217,7 @@ VIEWS: tuple[View, ...] = (
         Column("node_id", I, expr="c.node_id"), Column("block_name", S, expr="b.block_name"),
         Column("block_instance", I, expr="c.block_instance"),
         Column("counter_id", I, expr="c.counter_id"),
-        enum("counter_name", "c.counter_id", COUNTER_NAME, "<unknown>"),
+        enum("counter_name", "c.counter_id", decodes.COUNTER_NAME, "<unknown>"),
         Column("val", B, expr="c.val")),
         base_columns=(("node_id", I), ("block_number", I), ("block_instance", I),
                       ("counter_id", I), ("val", B)),
@@ -519,7 +225,8 @@ VIEWS: tuple[View, ...] = (
              " ON c.block_number = b.block_number",
         help="val is cumulative since the data node process started"),
     View("resources", "ndb$resources", "7.1.0", (
-        Column("node_id", I), enum("resource_name", "resource_id", RESOURCE_NAME, "<unknown>"),
+        Column("node_id", I),
+        enum("resource_name", "resource_id", decodes.RESOURCE_NAME, "<unknown>"),
         Column("reserved", I, "pages"), Column("used", I, "pages"), Column("max", I, "pages"),
         Column("spare", I, "pages")),
         base_columns=(("node_id", I), ("resource_id", I), ("reserved", I), ("used", I),
@@ -529,32 +236,32 @@ VIEWS: tuple[View, ...] = (
     # (7.5 manual)
     View("table_distribution_status", "ndb$table_distribution_status", "7.5.4", (
         Column("node_id", I), Column("table_id", I),
-        enum("tab_copy_status", "tab_copy_status", COPY_STATUS_OLD, "Invalid value",
+        enum("tab_copy_status", "tab_copy_status", decodes.COPY_STATUS_OLD, "Invalid value",
              until="8.0.23"),
-        enum("tab_copy_status", "tab_copy_status", COPY_STATUS, "Invalid value",
+        enum("tab_copy_status", "tab_copy_status", decodes.COPY_STATUS, "Invalid value",
              since="8.0.23"),
-        enum("tab_update_status", "tab_update_status", UPDATE_STATUS_OLD, "Invalid value",
+        enum("tab_update_status", "tab_update_status", decodes.UPDATE_STATUS_OLD, "Invalid value",
              until="8.0.23"),
-        enum("tab_update_status", "tab_update_status", UPDATE_STATUS, "Invalid value",
+        enum("tab_update_status", "tab_update_status", decodes.UPDATE_STATUS, "Invalid value",
              since="8.0.23"),
-        enum("tab_lcp_status", "tab_lcp_status", LCP_STATUS, "Invalid value"),
-        enum("tab_status", "tab_status", TAB_STATUS, "Invalid value"),
-        enum("tab_storage", "tab_storage", TAB_STORAGE, "Invalid value"),
-        *_plain("tab_partitions tab_fragments current_scan_count scan_count_wait"
+        enum("tab_lcp_status", "tab_lcp_status", decodes.LCP_STATUS, "Invalid value"),
+        enum("tab_status", "tab_status", decodes.TAB_STATUS, "Invalid value"),
+        enum("tab_storage", "tab_storage", decodes.TAB_STORAGE, "Invalid value"),
+        *plain("tab_partitions tab_fragments current_scan_count scan_count_wait"
                 " is_reorg_ongoing", I)),
         base_columns=_TDS_BASE, also_bases=("ndb$table_distribution_status_all",)),
-    View("table_fragments", "ndb$table_fragments", "7.5.4", tuple(_plain(_TF, I)),
+    View("table_fragments", "ndb$table_fragments", "7.5.4", tuple(plain(_TF, I)),
          also_bases=("ndb$table_fragments_all",)),
-    View("table_replicas", "ndb$table_replicas", "7.5.4", tuple(_plain(_TR, I)),
+    View("table_replicas", "ndb$table_replicas", "7.5.4", tuple(plain(_TR, I)),
          also_bases=("ndb$table_replicas_all",)),
     View("disk_write_speed_base", "ndb$disk_write_speed_base", "7.4.0", (
-        *_plain("node_id thr_no", I), Column("millis_ago", B, "milliseconds"),
+        *plain("node_id thr_no", I), Column("millis_ago", B, "milliseconds"),
         Column("millis_passed", B, "milliseconds"),
         Column("backup_lcp_bytes_written", B, "bytes"),
         Column("redo_bytes_written", B, "bytes"),
         Column("target_disk_write_speed", B, "bytes_per_second"))),
     View("disk_write_speed_aggregate", "ndb$disk_write_speed_aggregate", "7.4.0", (
-        *_plain("node_id thr_no", I),
+        *plain("node_id thr_no", I),
         *[Column(n, B, _DWS_UNIT.get(n, "bytes_per_second")) for n in _DWS]),
         help="one row per LDM instance (thr_no is the LDM index, not threads.thr_no)"),
     View("disk_write_speed_aggregate_node", "ndb$disk_write_speed_aggregate", "7.4.0", (
@@ -565,7 +272,7 @@ VIEWS: tuple[View, ...] = (
         tail="FROM {db}.`ndb$disk_write_speed_aggregate` GROUP BY node_id"),
     View("config_params", "ndb$config_params", "7.1.0", (
         Column("param_number", I), Column("param_name", S),
-        *_plain("param_description param_type param_default param_min param_max", S),
+        *plain("param_description param_type param_default param_min param_max", S),
         Column("param_mandatory", I), Column("param_status", S))),
     View("config_values", "ndb$config_values", "7.5.0", (
         Column("node_id", I), Column("config_param", I), Column("config_value", S))),
@@ -575,106 +282,11 @@ VIEWS: tuple[View, ...] = (
     # confirmed, every profile here has it (7.6 storage/ndb/tools/ndbinfo_sql.cpp @56954e7,
     # 8.0 storage/ndb/plugin/ha_ndbinfo_sql.cc @087b0bb: SELECT *)
     View("dict_obj_info", "ndb$dict_obj_info", "7.5.0", (
-        *_plain("type id version state parent_obj_type parent_obj_id", I),
+        *plain("type id version state parent_obj_type parent_obj_id", I),
         Column("fq_name", S))),
     View("dict_obj_types", "ndb$dict_obj_types", "7.5.0", (
         Column("type_id", I), Column("type_name", S))),
-    # Memory per fragment (DBTUP/DBACC, per LDM instance): the base is in the 7.4-era
-    # catalogue (id 17, `frag_mem_use`); the view as in 7.6 ndbinfo_sql.cpp @56954e7 and 8.0
-    # ha_ndbinfo_sql.cc @087b0bb (identical): joined to the dictionary for names, types <= 6
-    # only (the ids of triggers and files collide with table ids). Bytes and element counts.
-    View("memory_per_fragment", "ndb$frag_mem_use", "7.5.0", (
-        Column("fq_name", S, expr="name.fq_name"),
-        Column("parent_fq_name", S, expr="parent_name.fq_name"),
-        Column("type", S, expr="types.type_name"),
-        Column("table_id", I, expr="space.table_id"),
-        Column("node_id", I, expr="space.node_id"),
-        Column("block_instance", I, expr="space.block_instance"),
-        Column("fragment_num", I, expr="space.fragment_num"),
-        Column("fixed_elem_alloc_bytes", B, "bytes", expr="space.fixed_elem_alloc_bytes"),
-        Column("fixed_elem_free_bytes", B, "bytes", expr="space.fixed_elem_free_bytes"),
-        Column("fixed_elem_size_bytes", I, "bytes", expr="space.fixed_elem_size_bytes"),
-        Column("fixed_elem_count", B, expr="space.fixed_elem_count"),
-        # FLOOR of a BIGINT / INT division: MariaDB's DESC (measured, tests/test_ndbsim_lab.py);
-        # no recorded MySQL DESC of this view (the exporter does not read the column)
-        Column("fixed_elem_free_count", "DECIMAL(20,0) UNSIGNED",
-               expr="FLOOR(space.fixed_elem_free_bytes / space.fixed_elem_size_bytes)"),
-        Column("var_elem_alloc_bytes", B, "bytes", expr="space.var_elem_alloc_bytes"),
-        Column("var_elem_free_bytes", B, "bytes", expr="space.var_elem_free_bytes"),
-        Column("var_elem_count", B, expr="space.var_elem_count"),
-        Column("hash_index_alloc_bytes", B, "bytes", expr="space.hash_index_alloc_bytes")),
-        base_columns=_FRAG_MEM,
-        tail="FROM {db}.`ndb$frag_mem_use` AS space JOIN {db}.`ndb$dict_obj_info` AS name"
-             " ON name.id = space.table_id AND name.type <= 6"
-             " JOIN {db}.`ndb$dict_obj_types` AS types ON name.type = types.type_id"
-             " LEFT JOIN {db}.`ndb$dict_obj_info` AS parent_name"
-             " ON name.parent_obj_id = parent_name.id"
-             " AND name.parent_obj_type = parent_name.type",
-        help="one row per fragment replica per LDM instance: aggregate before exporting"),
-    # Open transactions per TC instance (kernel table `transactions`, id 13, in the 7.1
-    # catalogue; the view's first release is not confirmed, 7.2-era). View and types as the
-    # recorded 7.6-era DESC (mysql-test/suite/ndb/r/ndbinfo.result @01077b45b175) and the
-    # 7.6/8.0 view definitions. inactive_seconds is the TC's timer: seconds since the
-    # transaction last did something ((ctcTimer - apiTimer) / 100, Dbtc::ndbinfo_write_trans),
-    # not its age, which no ndbinfo table has.
-    View("cluster_transactions", "ndb$transactions", "7.1.0", (
-        Column("node_id", I, expr="t.node_id"),
-        Column("block_instance", I, expr="t.block_instance"),
-        Column("transid", TRANSID, expr=TRANSID_SQL.format(t="t")),
-        Column("state", "VARCHAR(256)", expr="s.state_friendly_name"),
-        Column("count_operations", I, expr="t.c_ops"),
-        Column("outstanding_operations", I, expr="t.outstanding"),
-        Column("inactive_seconds", I, "seconds", expr="t.timer"),
-        Column("client_node_id", BIT_OP, expr="(t.apiref & 65535)"),
-        Column("client_block_ref", BIT_OP, expr="(t.apiref >> 16)")),
-        base_columns=(("node_id", I), ("block_instance", I), ("objid", I), ("apiref", I),
-                      ("transid0", I), ("transid1", I), ("state", I), ("flags", I),
-                      ("c_ops", I), ("outstanding", I), ("timer", I)),
-        tail="FROM {db}.`ndb$transactions` t LEFT JOIN {db}.`ndb$dbtc_apiconnect_state` s"
-             " ON s.state_int_value = t.state",
-        help="one row per transaction a TC instance runs; aggregate before exporting"),
-    # Row locks (kernel table `acc_operations`, id 30, after cpustat's 7.5.2 tables and
-    # before table_distribution_status's 7.5.4 ones in ndb$tables (ndbinfo.result); the 7.5
-    # manual: "The server_locks table was added in NDB 7.5.3", its twin). View as in 7.6
-    # ndbinfo_sql.cpp @56954e7 and 8.0 ha_ndbinfo_sql.cc @087b0bb.
-    View("cluster_locks", "ndb$acc_operations", "7.5.3", (
-        Column("node_id", I), Column("block_instance", I), Column("tableid", I),
-        Column("fragmentid", I), Column("rowid", B),
-        Column("transid", TRANSID, expr=TRANSID_SQL.format(t="`ndb$acc_operations`")),
-        Column("mode", "VARCHAR(1)", expr=_flag_case(LOCK_EXCLUSIVE, "S", "X"),
-               nullable=False),
-        Column("state", "VARCHAR(1)", expr=_flag_case(LOCK_HOLDING, "W", "H"),
-               nullable=False),
-        Column("detail", "VARCHAR(1)", expr=_flag_case(LOCK_OWNER, "", "*"), nullable=False),
-        enum("op", "(`ndb$acc_operations`.op_flags & 0xf)", LOCK_OP, "<unknown>"),
-        Column("duration_millis", I, "milliseconds"),
-        Column("lock_num", I, expr="acc_op_id"),
-        Column("waiting_for", I, expr="IF(`ndb$acc_operations`.op_flags & 0xc0 = 0,"
-                                      " `ndb$acc_operations`.prev_serial_op_id, NULL)")),
-        base_columns=_ACC_OPS,
-        help="one row per lock held or waited for; aggregate before exporting"),
-    # Latency histograms of each TC instance per communicating node: kernel table id 22,
-    # before config_values (23, "added in NDB 7.5.0") in ndb$tables (ndbinfo.result), and
-    # absent from the 7.4 catalogue: 7.5.0. Counts per range (not cumulative); upper_bound
-    # in microseconds (NdbinfoTables.cpp comments). SELECT * in every view version.
-    View("tc_time_track_stats", "ndb$tc_time_track_stats", "7.5.0", (
-        *_plain("node_id block_number block_instance comm_node_id", I),
-        Column("upper_bound", B, "microseconds"), *_plain(_TC_TT, B))),
-    # The disk page buffer (PGMAN, one instance per LDM thread plus one: manual, ndbinfo
-    # diskstat): in the 7.1 catalogue; same 9 columns in 7.6 and 8.0 (explicit column list
-    # in both view definitions). Cumulative counters.
-    View("diskpagebuffer", "ndb$diskpagebuffer", "7.1.0", (
-        *_plain("node_id block_instance", I),
-        *_plain("pages_written pages_written_lcp pages_read log_waits"
-                " page_requests_direct_return page_requests_wait_queue page_requests_wait_io",
-                B))),
-    # Disk data page latency histograms per PGMAN instance: "NDB 8.0.19" (MySQL 8.0 manual,
-    # pgman_time_track_stats; absent from the 7.6 view definitions @56954e7). Counts per
-    # range, upper_bound in microseconds (NdbinfoTables.cpp; the manual's "ms" is wrong).
-    View("pgman_time_track_stats", "ndb$pgman_time_track_stats", "8.0.19", (
-        *_plain("node_id block_number block_instance", I),
-        Column("upper_bound", I, "microseconds"),
-        *_plain("page_reads page_writes log_waits get_page", B))),
+    *WORKLOAD_VIEWS,
 )
 
 # lookup tables that only feed views

@@ -46,8 +46,17 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
         q.add_argument("--window", type=float, help="seconds per window")
         q.add_argument("--warmup", type=float, help="warm-up seconds before the first round")
         q.add_argument("--design", choices=designs.DESIGNS,
-                       help="how the variants share the time (default: the experiment's,"
-                            f" else {designs.DEFAULT})")
+                       help="how the variants share the time, for every group (default: each"
+                            f" group's, else the experiment's, else {designs.DEFAULT});"
+                            " timesliced, windows and abba estimate the whole-workload"
+                            " effect, interleaved the mixed-statement one")
+        q.add_argument("--slot", type=float,
+                       help="time-sliced design: seconds per slot (default: the experiment's)")
+        q.add_argument("--washout", type=float,
+                       help="time-sliced design: seconds left out after each switch")
+        q.add_argument("--estimate-window", type=float,
+                       help="estimates cover the units of the last this many seconds"
+                            " (default: the experiment's, 3600)")
         q.add_argument("--estimator", choices=list(estimators.ESTIMATORS),
                        help="the overhead estimate and interval printed and exported"
                             f" (default: the experiment's, else {estimators.DEFAULT});"
@@ -55,7 +64,12 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
         q.add_argument("--metrics-port", type=int, help="serve /metrics on ADDR:PORT")
         q.add_argument("--metrics-addr", default="127.0.0.1",
                        help="address for /metrics (default 127.0.0.1; 0.0.0.0 in a container)")
-        q.add_argument("--cluster", help="cluster label (default: wsrep_cluster_name)")
+        q.add_argument("--cluster", help="the cluster of the description to write to; it must"
+                       " say `loadgen: true` and list every --target (also the `cluster`"
+                       " label of the results)")
+        q.add_argument("--description", metavar="FILE",
+                       help="the description of the clusters (clusterscope.yml): the loadgen"
+                            " writes only to a cluster it allows (guard.py)")
         q.add_argument("--json-out", help="write windows, estimates and row checks as JSON")
         q.add_argument("--linger", type=float, default=0.0,
                        help="keep serving /metrics this many seconds after the end (so a"
@@ -71,8 +85,10 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
     how.add_argument("--forever", action="store_true", help="until stopped (SIGTERM)")
     r.set_defaults(func=cmd_run)
 
-    c = lsub.add_parser("cycle", help="always-on: run the configured experiments in turn")
-    c.add_argument("--experiments", help="comma-separated (default: all for the engine)")
+    c = lsub.add_parser("cycle", help="always-on: run the configured experiments in turn;"
+                        " each experiment's estimates gather its units across the cycles")
+    c.add_argument("--experiments", help="comma-separated (default: every experiment for the"
+                   " engine that is not `cycle: false`)")
     common(c)
     c.add_argument("--duration", type=float,
                    help="seconds per experiment (default: each experiment's own)")
@@ -89,16 +105,40 @@ def add_commands(lsub: argparse._SubParsersAction) -> None:
     ls.add_argument("--config")
     ls.set_defaults(func=cmd_list)
 
+    rx = lsub.add_parser("relaxation", help="measure throughput per bin after a switch of"
+                         " variant (what the time-sliced design's washout must cover)")
+    rx.add_argument("--experiment", required=True)
+    rx.add_argument("--variants", help="comma-separated subset (their baselines come along)")
+    common(rx)
+    rx.add_argument("--duration", type=float, default=600.0, help="seconds (default 600)")
+    rx.add_argument("--bin-ms", type=int, default=100, help="bin width (default 100 ms)")
+    rx.set_defaults(func=cmd_relaxation)
+
 
 def _runner_args(args: argparse.Namespace, metrics: object) -> dict:
     return {"threads": args.threads, "window": args.window, "warmup": args.warmup,
             "metrics": metrics, "cluster": args.cluster, "design": args.design,
-            "estimator": args.estimator}
+            "estimator": args.estimator, "slot": args.slot, "washout": args.washout,
+            "estimate_window": args.estimate_window}
 
 
 def _targets(args: argparse.Namespace) -> list:
-    from clusterscope_loadgen.target import Target
-    return [Target.from_cnf(p) for p in args.target]
+    """The targets, once they pass the guard: a cluster the description allows, an account
+    with nothing beyond cs_* schemas, TLS as the option file asks (guard.py)."""
+    from clusterscope_loadgen import guard, sysbench
+    from clusterscope_loadgen.target import Target, TargetError, check_ndb
+    targets = [Target.from_cnf(p) for p in args.target]
+    guard.allowed_cluster(args.description, args.cluster, args.engine, targets)
+    if args.engine == "ndb":
+        for t in targets:  # an SQL node without the NDB engine is named before its grants
+            check_ndb(t)
+    guard.check(args.description, args.cluster, args.engine, targets,
+                say=lambda m: print(m, file=sys.stderr, flush=True))
+    try:
+        sysbench.use_tls(targets[0].tls)
+    except ValueError as exc:
+        raise TargetError(f"{targets[0].path}: {exc}") from None
+    return targets
 
 
 def _metrics(args: argparse.Namespace):  # noqa: ANN202
@@ -112,9 +152,10 @@ def _metrics(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _errors() -> tuple[type[Exception], ...]:
+    from clusterscope_loadgen.guard import GuardError
     from clusterscope_loadgen.runner import RunError
     from clusterscope_loadgen.target import TargetError
-    return (config.ConfigError, RunError, TargetError, ddl.DDLError, OSError)
+    return (config.ConfigError, RunError, TargetError, GuardError, ddl.DDLError, OSError)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -122,7 +163,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         exp = config.experiment(args.experiment, args.config)
         only = [v.strip() for v in args.variants.split(",")] if args.variants else None
-        runner = Runner(exp, args.engine, _targets(args), only=only,
+        targets = _targets(args)
+        runner = Runner(exp, args.engine, targets, only=only,
                         **_runner_args(args, _metrics(args)))
         result = runner.run(duration=args.duration, rounds=args.rounds, forever=args.forever)
     except _errors() as exc:
@@ -135,35 +177,67 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cycle_names(exps: dict, engine: str, asked: str | None) -> list[str]:
+    """The experiments a cycle runs: those asked for, else every one for the engine that is
+    part of the always-on set."""
+    if asked:
+        names = [n.strip() for n in asked.split(",")]
+        unknown = [n for n in names if n not in exps]
+        if unknown:
+            raise config.ConfigError(f"no experiment(s) {', '.join(unknown)} in the config")
+        return names
+    return [n for n, e in exps.items() if e.cycle
+            and any(v.runs_on(engine) for v in e.variants)
+            and not (e.kind == "read_backup" and engine == "innodb")]
+
+
 def cmd_cycle(args: argparse.Namespace) -> int:
     from clusterscope_loadgen.runner import Runner
     try:
         exps = config.load(args.config)
-        names = ([n.strip() for n in args.experiments.split(",")] if args.experiments
-                 else [n for n, e in exps.items()
-                       if any(v.runs_on(args.engine) for v in e.variants)
-                       and not (e.kind == "read_backup" and args.engine == "innodb")])
-        unknown = [n for n in names if n not in exps]
-        if unknown:
-            raise config.ConfigError(f"no experiment(s) {', '.join(unknown)} in the config")
+        names = cycle_names(exps, args.engine, args.experiments)
+        targets = _targets(args)  # the guard, before /metrics is served
         metrics = _metrics(args)
-        targets = _targets(args)
+        # One runner per experiment for the whole cycle: each keeps its units, so its
+        # estimates gather the units of every pass inside their sliding window.
+        runners = {name: Runner(exps[name], args.engine, targets,
+                                **_runner_args(args, metrics)) for name in names}
         results = []
-        while True:
-            for name in names:
-                runner = Runner(exps[name], args.engine, targets,
-                                **_runner_args(args, metrics))
+        stopped = False
+        while not stopped:
+            for runner in runners.values():
                 results.append(runner.run(duration=args.duration))
-                if runner.stopped:
+                stopped = runner.stopped
+                if stopped:
                     break
-            if not args.forever or runner.stopped:
+            if not args.forever:
                 break
+            if args.json_out:  # a forever cycle keeps only its newest pass per experiment
+                results = results[-len(runners):]
     except _errors() as exc:
         print(f"loadgen: {exc}", file=sys.stderr)
         return 2
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=1, default=str))
     _linger(args)
+    return 0
+
+
+def cmd_relaxation(args: argparse.Namespace) -> int:
+    from clusterscope_loadgen import relaxation
+    from clusterscope_loadgen.runner import Runner
+    try:
+        exp = config.experiment(args.experiment, args.config)
+        only = [v.strip() for v in args.variants.split(",")] if args.variants else None
+        runner = Runner(exp, args.engine, _targets(args), only=only,
+                        **_runner_args(args, None))
+        result = relaxation.measure(runner, args.duration, args.bin_ms)
+    except _errors() as exc:
+        print(f"loadgen: {exc}", file=sys.stderr)
+        return 2
+    print(relaxation.render(result))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result, indent=1, default=str))
     return 0
 
 
@@ -195,7 +269,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"loadgen: {exc}", file=sys.stderr)
         return 2
     for e in exps.values():
-        print(f"{e.name} ({e.kind}): {e.description}")
+        print(f"{e.name} ({e.kind}){'' if e.cycle else ' [not in cycle]'}: {e.description}")
         for v in e.variants:
             vs = f" vs {v.baseline}" if v.baseline else " (baseline)"
             eng = f" [{', '.join(v.engines)}]" if v.engines else ""

@@ -18,13 +18,16 @@ from clusterscope_loadgen.variant import Variant
 DEFAULT_CONFIG = Path(__file__).with_name("experiments.yaml")
 LUA_DIR = Path(__file__).with_name("lua")
 SCRIPTS = {"fk": "cs_fk.lua", "read_backup": "cs_readown.lua",
-           "partitioning": "cs_part.lua", "batching_pk": "cs_batch.lua"}
+           "partitioning": "cs_part.lua", "batching_pk": "cs_batch.lua",
+           "inject": "cs_inject.lua"}
 EXPERIMENT_KEYS = {"kind", "description", "threads", "window", "warmup", "duration",
-                   "max_rows", "options", "variants", "ndb_partition_balance", "design",
-                   "estimator"}
+                   "max_rows", "table_rows", "options", "variants", "ndb_partition_balance",
+                   "design", "estimator", "primary", "slot", "washout", "estimate_window",
+                   "cycle"}
 VARIANT_KEYS = {"name", "table", "baseline", "threads", "writers", "reader", "engines",
-                "rows_per_event", "options"}
-DEFAULT_KEYS = {"window", "warmup", "duration", "max_rows", "design", "estimator"}
+                "rows_per_event", "options", "design"}
+DEFAULT_KEYS = {"window", "warmup", "duration", "max_rows", "table_rows", "design",
+                "estimator", "slot", "washout", "estimate_window"}
 # Variant names and option values travel to the Lua scripts in --mix (cs_common.lua).
 _NAME = re.compile(r"^[A-Za-z0-9_]+$")
 _MIX_UNSAFE = re.compile(r"[|;\s]")
@@ -47,8 +50,23 @@ class Experiment:
     options: dict[str, Any]
     variants: tuple[Variant, ...]
     ndb_partition_balance: str | None = None
-    design: str | None = None  # None: designs.DEFAULT (or --design)
+    design: str | None = None  # None: designs.DEFAULT (or --design); a group's own wins
     estimator: str | None = None  # None: estimators.DEFAULT (or --estimator)
+    table_rows: int = 0  # written tables are pre-filled to this many rows and held there
+    primary: str | None = None  # the comparison shown at 95%; None: the first compared
+    slot: float = 2.0  # time-sliced design: seconds per slot
+    washout: float = 0.5  # time-sliced design: seconds left out after each switch
+    estimate_window: float = 3600.0  # estimates cover the units of this many seconds
+    cycle: bool = True  # part of `loadgen cycle`'s default set
+
+    @property
+    def compared(self) -> list[str]:
+        """The variants compared with a baseline, primary first."""
+        names = [v.name for v in self.variants if v.baseline]
+        if self.primary in names:
+            names.remove(self.primary)
+            names.insert(0, self.primary)
+        return names
 
     @property
     def script(self) -> Path:
@@ -162,6 +180,13 @@ def _variant(raw: Any, source: Path | str, exp: str) -> Variant:
     baseline = raw.get("baseline")
     if baseline is not None:
         baseline = _name(baseline, f"variant {name}: baseline", source, exp)
+    design = raw.get("design")
+    if design is not None and design not in DESIGNS:
+        raise _fail(source, exp, f"variant {name}: design {design!r} is not one of"
+                                 f" {', '.join(DESIGNS)}")
+    if design is not None and raw.get("baseline") is not None:
+        raise _fail(source, exp, f"variant {name}: design belongs on the baseline (it is the"
+                                 " group's)")
     engines = raw.get("engines") or []
     if not isinstance(engines, list) or any(e not in ddl.ENGINES for e in engines):
         raise _fail(source, exp, f"variant {name}: engines must be a list of"
@@ -169,7 +194,7 @@ def _variant(raw: Any, source: Path | str, exp: str) -> Variant:
     return Variant(name=name, table=_name(raw["table"], f"variant {name}: table", source, exp),
                    baseline=baseline, threads=None if threads == "N" else threads,
                    writers=writers, reader=reader, engines=tuple(engines),
-                   rows_per_event=rpe,
+                   rows_per_event=rpe, design=design,
                    options=_mix_safe(_options(raw.get("options"), f"variant {name}: options",
                                               source, exp), f"variant {name}", source, exp))
 
@@ -240,6 +265,26 @@ def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
         if not isinstance(description, str | None):
             raise _fail(source, name, "description must be text")
         max_rows = _positive(merged.get("max_rows", 200000), "max_rows", source, name)
+        table_rows = _positive(merged.get("table_rows", 0), "table_rows", source, name)
+        if table_rows >= max_rows:
+            raise _fail(source, name, f"table_rows ({table_rows:g}) must be below max_rows"
+                                      f" ({max_rows:g}): the tables grow between the two")
+        primary = raw.get("primary")
+        if primary is not None and primary not in [v.name for v in variants if v.baseline]:
+            raise _fail(source, name, f"primary {primary!r} is not a variant compared with a"
+                                      " baseline")
+        slot = _positive(merged.get("slot", 2.0), "slot", source, name)
+        washout = _positive(merged.get("washout", 0.5), "washout", source, name)
+        if not 0.1 <= slot <= window or washout >= slot:
+            raise _fail(source, name, f"slot must be 0.1 s..window and washout below it (slot"
+                                      f" {slot:g}, washout {washout:g}, window {window:g})")
+        estimate_window = _positive(merged.get("estimate_window", 3600), "estimate_window",
+                                    source, name)
+        if estimate_window < window:
+            raise _fail(source, name, "estimate_window must hold at least one window")
+        in_cycle = raw.get("cycle", True)
+        if not isinstance(in_cycle, bool):
+            raise _fail(source, name, f"cycle must be true or false, not {in_cycle!r}")
         out[name] = Experiment(
             name=name, kind=kind, description=(description or "").strip(),
             threads=threads, window=window,
@@ -248,7 +293,9 @@ def parse(data: Any, source: Path | str = "<config>") -> dict[str, Experiment]:
             max_rows=int(max_rows),
             options=_options(raw.get("options"), "options", source, name),
             variants=variants, ndb_partition_balance=balance,
-            design=merged.get("design"), estimator=merged.get("estimator"))
+            design=merged.get("design"), estimator=merged.get("estimator"),
+            table_rows=int(table_rows), primary=primary, slot=slot, washout=washout,
+            estimate_window=estimate_window, cycle=in_cycle)
     return out
 
 

@@ -64,7 +64,14 @@ def fk_tables(engine: str) -> dict[str, str]:
         return "".join(f",\n  CONSTRAINT {prefix}_{w} FOREIGN KEY {refs[w]} ON DELETE CASCADE"
                        for w in which)
 
-    return {
+    children = {
+        # name -> the FKs it has. A `_2w` twin is written by the two-writer group only, so
+        # every variant of a comparison writes a table of its own and all of them grow
+        # alike (loadgen_tables.py holds them at one size).
+        "users_posts": (), "users_posts_fk1": ("forum",), "users_posts_fk": ("forum", "user"),
+        "users_posts_2w": (), "users_posts_fk_2w": ("forum", "user"),
+    }
+    out = {
         "users": ("CREATE TABLE IF NOT EXISTS users (\n"
                   "  uid INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,\n"
                   "  name VARCHAR(255),\n  email VARCHAR(255),\n"
@@ -73,12 +80,12 @@ def fk_tables(engine: str) -> dict[str, str]:
         "forum": ("CREATE TABLE IF NOT EXISTS forum (\n"
                   "  fid INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,\n"
                   f"  name VARCHAR(255)\n) {eng}"),
-        "users_posts": f"CREATE TABLE IF NOT EXISTS users_posts (\n{cols}\n) {eng}",
-        "users_posts_fk1": (f"CREATE TABLE IF NOT EXISTS users_posts_fk1 (\n{cols}"
-                            f"{fk('fk1', ('forum',))}\n) {eng}"),
-        "users_posts_fk": (f"CREATE TABLE IF NOT EXISTS users_posts_fk (\n{cols}"
-                           f"{fk('fk', ('forum', 'user'))}\n) {eng}"),
     }
+    for name, which in children.items():
+        prefix = name.removeprefix("users_posts").strip("_") or "nofk"
+        out[name] = (f"CREATE TABLE IF NOT EXISTS {name} (\n{cols}{fk(prefix, which)}\n"
+                     f") {eng}")
+    return out
 
 
 def read_backup_tables(engine: str) -> dict[str, str]:
@@ -134,10 +141,25 @@ def batching_tables(engine: str) -> dict[str, str]:
     }
 
 
+INJECT_KINDS = ("aa", "sleep", "cpu", "hot", "pad")
+
+
+def inject_tables(engine: str) -> dict[str, str]:
+    """The inject experiments' tables: a known server-side cost and its twin per kind
+    (inj_<kind>_v, inj_<kind>_b), all with the same DDL, so a mechanism and its twin differ
+    only in the values their statements carry (lua/cs_inject.lua, inject.py)."""
+    body = ("  id INT UNSIGNED NOT NULL PRIMARY KEY,\n  k BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
+            "  work INT UNSIGNED NOT NULL DEFAULT 0,\n"
+            "  pad VARBINARY(8192) NOT NULL DEFAULT ''\n")
+    return {t: f"CREATE TABLE IF NOT EXISTS {t} (\n{body}) {_engine_clause(engine)}"
+            for t in (f"inj_{k}_{side}" for k in INJECT_KINDS for side in ("b", "v"))}
+
+
 def tables_for(experiment: str, engine: str, **options: object) -> dict[str, str]:
     """Table name -> CREATE TABLE for an experiment kind on an engine."""
     builders = {"fk": fk_tables, "read_backup": read_backup_tables,
-                "partitioning": partitioning_tables, "batching_pk": batching_tables}
+                "partitioning": partitioning_tables, "batching_pk": batching_tables,
+                "inject": inject_tables}
     try:
         build = builders[experiment]
     except KeyError:

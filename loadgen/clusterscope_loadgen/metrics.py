@@ -9,10 +9,13 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 from clusterscope_loadgen import __version__
 from clusterscope_loadgen.results import WindowResult
 from clusterscope_loadgen.stats import Estimate
+from clusterscope_loadgen.unitstream import UnitStream
 
-# label names of the per-window, per-pair (variant vs baseline) and per-experiment series
+# label names of the per-window, per-pair (variant vs baseline) and per-experiment series;
+# `estimand` (designs.ESTIMAND: whole_workload or mixed_statement) is fixed by the group's
+# design, so it never churns while the configuration stands
 WINDOW_LABELS = ["experiment", "variant", "cluster", "engine", "target"]
-PAIR_LABELS = ["experiment", "variant", "baseline", "cluster", "engine", "target"]
+PAIR_LABELS = ["experiment", "variant", "baseline", "cluster", "engine", "target", "estimand"]
 EXPERIMENT_LABELS = ["experiment"]
 
 
@@ -50,21 +53,36 @@ class Metrics:
         self.transactions = Counter("loadgen_transactions", "Transactions run", WINDOW_LABELS,
                                     registry=r)
         self.pair_ratio = pair("loadgen_pair_tps_ratio",
-                               "variant/baseline throughput of the last valid pair")
+                               "variant/baseline throughput of the last round's valid units"
+                               " (their mean)")
         self.pair_overhead = pair("loadgen_pair_overhead_ratio",
-                                  "1 - variant/baseline throughput of the last valid pair")
-        self.pair_seq = pair("loadgen_pair_seq", "Round number of the last valid pair")
+                                  "1 - variant/baseline throughput of the last round's valid"
+                                  " units (their mean)")
+        self.pair_seq = pair("loadgen_pair_seq", "Round number of the last valid units")
         self.overhead = pair("loadgen_overhead_ratio",
-                             "Paired overhead estimate (1 - ratio; estimator: loadgen_info)")
-        self.overhead_lo = pair("loadgen_overhead_ratio_lower", "95% interval, lower bound")
-        self.overhead_hi = pair("loadgen_overhead_ratio_upper", "95% interval, upper bound")
+                             "Overhead estimate, 1 - variant/baseline throughput, over the"
+                             " last loadgen_overhead_window_seconds (estimand: its label;"
+                             " estimator: loadgen_info)")
+        self.overhead_lo = pair("loadgen_overhead_ratio_lower",
+                                "Interval lower bound (level: loadgen_overhead_confidence_ratio)")
+        self.overhead_hi = pair("loadgen_overhead_ratio_upper",
+                                "Interval upper bound (level: loadgen_overhead_confidence_ratio)")
+        self.confidence = pair("loadgen_overhead_confidence_ratio",
+                               "Level of the interval: 0.95 for the experiment's primary"
+                               " comparison, Bonferroni-simultaneous for the others")
         self.lat = pair("loadgen_latency_ratio", "Mean paired p95 latency ratio")
         self.lat_lo = pair("loadgen_latency_ratio_lower", "95% interval, lower bound")
         self.lat_hi = pair("loadgen_latency_ratio_upper", "95% interval, upper bound")
         self.mde = pair("loadgen_overhead_min_detectable_ratio",
-                        "Smallest overhead change detectable at the current noise")
+                        "Smallest true overhead (vs 0) the last window_seconds of units"
+                        " detect: 95% two-sided, 80% power")
+        self.mde_diff = pair("loadgen_overhead_min_detectable_difference_ratio",
+                             "Smallest before/after change of the overhead two periods like"
+                             " the last window_seconds detect: 95% two-sided, 80% power")
         self.npairs = pair("loadgen_overhead_pairs",
-                           "Valid units (pairs, blocks) behind the estimate")
+                           "Valid units behind the estimate (its sliding window)")
+        self.span = pair("loadgen_overhead_window_seconds",
+                         "Length of the sliding window of units every estimate covers")
         self.cpu = Counter("loadgen_cpu_seconds", "CPU used by the loadgen and sysbench",
                            EXPERIMENT_LABELS, registry=r)
         self.cores = per_exp("loadgen_cpu_cores", "Cores used by sysbench in the last window")
@@ -72,10 +90,12 @@ class Metrics:
                                  "1 when the load generator, not the cluster, is the bottleneck")
         self.verified = per_exp("loadgen_rows_verified",
                                 "1 if the row counts matched after the last check, 0 if not")
-        self.info = g("loadgen_info", "The running experiment, its A/B design and estimator",
+        self.info = g("loadgen_info", "The running experiment, its A/B design(s), the"
+                      " estimand each design estimates, and the estimator",
                       ["experiment", "cluster", "engine", "target", "version", "design",
-                       "estimator"])
+                       "estimand", "estimator"])
         self.version = __version__
+        self.units = UnitStream(PAIR_LABELS, r)  # the change alert's counters
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
         start_http_server(port, addr=addr, registry=self.registry)
@@ -96,7 +116,7 @@ class Metrics:
         self.transactions.labels(**labels).inc(w.transactions)
 
     def estimate(self, labels: dict[str, str], over: Estimate, lat: Estimate,
-                 last_pair: tuple[float, int] | None) -> None:
+                 last_round: dict | None, window: float) -> None:
         def put(gauge: Gauge, value: float) -> None:
             if math.isnan(value):
                 # No figure yet: drop the series instead of exporting NaN.
@@ -111,12 +131,14 @@ class Metrics:
         put(self.overhead_lo, over.low)
         put(self.overhead_hi, over.high)
         put(self.mde, over.min_detectable)
+        put(self.mde_diff, over.min_detectable_difference)
         put(self.lat, lat.mean)
         put(self.lat_lo, lat.low)
         put(self.lat_hi, lat.high)
+        self.confidence.labels(**labels).set(over.confidence)
         self.npairs.labels(**labels).set(over.n)
-        if last_pair:
-            ratio, seq = last_pair
-            self.pair_ratio.labels(**labels).set(ratio)
-            self.pair_overhead.labels(**labels).set(1.0 - ratio)
-            self.pair_seq.labels(**labels).set(seq)
+        self.span.labels(**labels).set(window)
+        if last_round:
+            self.pair_ratio.labels(**labels).set(1.0 - last_round["overhead"])
+            self.pair_overhead.labels(**labels).set(last_round["overhead"])
+            self.pair_seq.labels(**labels).set(last_round["seq"])

@@ -9,6 +9,7 @@ what is the design's business (designs.py); the estimators are in estimators.py.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from statistics import fmean, stdev
@@ -55,8 +56,9 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t >= 0 else tail
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
-    """The t value with cdf(t) = p (0 < p < 1)."""
+    """The t value with cdf(t) = p (0 < p < 1); remembered (a bisection of 200 steps)."""
     lo, hi = -1e3, 1e3
     for _ in range(200):
         mid = (lo + hi) / 2.0
@@ -74,6 +76,11 @@ class Estimate:
     high: float
     n: int
     min_detectable: float  # smallest true change this noise detects (95% two-sided, 80% power)
+    # The same for a before/after difference between two periods of this length and noise.
+    min_detectable_difference: float = math.nan
+    confidence: float = 0.95  # of [low, high]
+    p_value: float = math.nan  # two-sided, of "no change"
+    lag: int = 0  # the autocorrelation lag the interval allows for
 
 
 def paired(values: list[float], confidence: float = 0.95, power: float = 0.80) -> Estimate:
@@ -91,6 +98,18 @@ def paired(values: list[float], confidence: float = 0.95, power: float = 0.80) -
 
 
 @dataclass(frozen=True)
+class SlotMeasure:
+    """One time slice of a time-sliced window: a variant alone on every thread."""
+
+    index: int
+    variant: str
+    end: float  # wall-clock seconds
+    throughput: float  # rows (or events) per second over the slot's measured part
+    p95: float
+    complete: bool  # every thread ran through it and it measured something
+
+
+@dataclass(frozen=True)
 class Window:
     """What the statistics need of a window (results.WindowResult satisfies it)."""
 
@@ -99,3 +118,6 @@ class Window:
     valid: bool
     throughput: float
     p95: float
+    end: float = 0.0  # wall-clock seconds
+    slots: tuple[SlotMeasure, ...] = ()  # time-sliced windows only
+    k: int = 0  # variants in the time-sliced group (slots per unit)

@@ -2,20 +2,79 @@
 
 The password never reaches argv: sysbench leaves it unset and libmariadb then reads the
 MYSQL_PWD environment variable of the sysbench process (and of nothing else we start).
+
+TLS: sysbench 1.0.20 has one TLS option, `--mysql-ssl=on`, and then loads `client-key.pem`,
+`client-cert.pem` and `cacert.pem` from its working directory (akopytov/sysbench ebf1c90,
+the 1.0.20 release, src/drivers/mysql/drv_mysql.c: `mysql_ssl_set(con, "client-key.pem",
+"client-cert.pem", "cacert.pem", NULL, cipher)`, with MYSQL_OPT_SSL_MODE REQUIRED where the
+client library has it). So it runs in a directory where those names lead to the option
+file's files, and needs all three: Debian 12's libmariadb 3.3 fails the connection when
+one is missing ("TLS/SSL error: No such file or directory"), and with the CA given checks
+the server's chain (a wrong CA: "self-signed certificate in certificate chain"), not its
+name; the loadgen's own connections check the name too (target.py).
 """
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import re
 import resource
+import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from clusterscope_loadgen.config import LUA_DIR
+
+# the names sysbench 1.0.20 opens in its working directory
+TLS_FILES = {"ca": "cacert.pem", "cert": "client-cert.pem", "key": "client-key.pem"}
+
+
+@dataclass(frozen=True)
+class Tls:
+    """The option file's TLS, as sysbench can use it."""
+    mode: str
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
+
+    def problem(self) -> str | None:
+        """Why sysbench cannot connect with this TLS, or None."""
+        missing = [f"ssl-{k}" for k in TLS_FILES if getattr(self, k) is None]
+        if not missing:
+            return None
+        return (f"sysbench 1.0.20 connects with TLS only with a CA and a client certificate"
+                f" (it loads {', '.join(TLS_FILES.values())}), and the option file has no"
+                f" {' or '.join(missing)}: give ssl-ca, ssl-cert and ssl-key (a client"
+                " certificate your servers' CA signed)")
+
+    def workdir(self) -> Path:
+        """A directory (under $TMPDIR) where sysbench's fixed names lead to the files."""
+        d = Path(tempfile.mkdtemp(prefix="cs-loadgen-tls-"))
+        atexit.register(shutil.rmtree, d, True)
+        for attr, name in TLS_FILES.items():
+            (d / name).symlink_to(Path(str(getattr(self, attr))).resolve())
+        return d
+
+
+_tls: tuple[Tls, Path] | None = None
+
+
+def use_tls(tls: Tls | None) -> None:
+    """Every sysbench run from now on connects with this TLS (the loadgen's one target
+    option file); a ValueError says why sysbench cannot."""
+    global _tls
+    if tls is None:
+        _tls = None
+        return
+    why = tls.problem()
+    if why:
+        raise ValueError(why)
+    _tls = (tls, tls.workdir())
 
 SYSBENCH = "sysbench"
 
@@ -33,6 +92,7 @@ class VariantRun:
     queries: int = 0
     seconds: float = 0.0  # wall time inside the steps, summed over the threads
     delay_seconds: float = 0.0  # injected calibration delay (delay_us), as measured
+    cpu_seconds: float = 0.0  # the client threads' own CPU inside the steps
     histogram: dict[int, int] = field(default_factory=dict)  # bucket -> steps
     threads: int = 0  # threads that reported this variant
 
@@ -52,7 +112,7 @@ class VariantRun:
 
     def add(self, other: VariantRun) -> None:
         for name in ("steps", "rows", "attempted", "stale", "queries", "seconds",
-                     "delay_seconds", "threads"):
+                     "delay_seconds", "cpu_seconds", "threads"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for b, c in other.histogram.items():
             self.histogram[b] = self.histogram.get(b, 0) + c
@@ -77,6 +137,8 @@ class Result:
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
     variants: dict[str, VariantRun] = field(default_factory=dict)  # by mix name
+    # a time-sliced window's CSSLOT/CSTHREAD lines, for slots.parse (then dropped)
+    slot_lines: list[str] = field(default_factory=list)
 
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
@@ -91,7 +153,8 @@ _PATTERNS = {
 _HIST = re.compile(r"^\s*([0-9.]+) \|\**\s+(\d+)\s*$")
 _CSSTAT = re.compile(r"^CSSTAT tid=(\d+) committed=(\d+) stale=(\d+)")
 _CSVAR = re.compile(r"^CSVAR tid=(\d+) name=(\S*) steps=(\d+) rows=(\d+) attempted=(\d+)"
-                    r" stale=(\d+) queries=(\d+) time=([0-9.]+) delay=([0-9.]+) hist=(\S*)$")
+                    r" stale=(\d+) queries=(\d+) time=([0-9.]+) delay=([0-9.]+) hist=(\S*)"
+                    r"(?: cpu=([0-9.]+))?$")
 QUANTILES = (0.5, 0.95, 0.99)
 BUCKETS_PER_E = 40  # cs_common.lua: bucket = floor(40 * ln(microseconds))
 
@@ -122,7 +185,7 @@ def _variant_run(m: re.Match) -> VariantRun:
     return VariantRun(steps=int(m.group(3)), rows=int(m.group(4)), attempted=int(m.group(5)),
                       stale=int(m.group(6)), queries=int(m.group(7)),
                       seconds=float(m.group(8)), delay_seconds=float(m.group(9)),
-                      histogram=hist, threads=1)
+                      histogram=hist, threads=1, cpu_seconds=float(m.group(11) or 0.0))
 
 
 def percentiles(histogram: list[tuple[float, int]],
@@ -163,6 +226,8 @@ def parse(text: str) -> Result:
             r.stale += int(m.group(3))
         elif m := _CSVAR.match(line):
             r.variants.setdefault(m.group(2), VariantRun()).add(_variant_run(m))
+        elif line.startswith(("CSSLOT ", "CSTHREAD ")):
+            r.slot_lines.append(line)
         elif line.startswith("FATAL"):
             r.fatal.append(line.strip())
     r.latency = percentiles(hist)
@@ -189,6 +254,8 @@ def argv(script: Path, endpoints: list[Endpoint], user: str, database: str, thre
             "--mysql-ignore-errors=all", "--db-ps-mode=disable"]
     if socket:
         args.append(f"--mysql-socket={socket}")
+    if _tls is not None:
+        args.append("--mysql-ssl=on")
     for key, value in (options or {}).items():
         args.append(f"--{key}={value}")
     args.append("run")
@@ -208,8 +275,11 @@ def run(args: list[str], password: str | None, timeout: float) -> Result:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     try:
+        # the scripts are given by path and found through LUA_PATH: the working directory
+        # is free to hold the TLS files
+        cwd = _tls[1] if _tls is not None else LUA_DIR
         proc = subprocess.run(args, env=environment(password), capture_output=True,
-                              text=True, timeout=timeout, cwd=str(LUA_DIR))
+                              text=True, timeout=timeout, cwd=str(cwd))
         text, code = proc.stdout + "\n" + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")

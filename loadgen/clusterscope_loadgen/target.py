@@ -1,12 +1,17 @@
 """The target: a `[client]` option file, the nodes it leads to, and their health.
 
+The option file is read by the exporters' reader (ndbinfo_exporter.mycnf: the same keys,
+TLS options and errors that never quote a line of it), values as written. Its `ssl-*`
+options are honoured: `ssl-ca` with `ssl-mode=VERIFY_CA` or `VERIFY_IDENTITY` (or
+MariaDB's `ssl-verify-server-cert`) makes every connection verified TLS, the loadgen's own
+(PyMySQL) and sysbench's (sysbench.py Tls).
+
 Health snapshots taken before and after every window decide whether the window saw a
 cluster event (node down, restart, Galera membership change, node not Synced): see window.py.
 """
 
 from __future__ import annotations
 
-import configparser
 import contextlib
 import stat
 import sys
@@ -15,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymysql
+from ndbinfo_exporter import mycnf
 
-from clusterscope_loadgen.sysbench import Endpoint
+from clusterscope_loadgen.sysbench import Endpoint, Tls
 
 
 class TargetError(RuntimeError):
@@ -27,10 +33,12 @@ class TargetError(RuntimeError):
 class Target:
     path: Path
     user: str
-    password: str | None
+    password: str | None = field(repr=False)
     host: str
     port: int
     socket: str | None = None
+    # the option file's TLS (ndbinfo_exporter.mycnf.ClientConfig), None for a socket
+    client: mycnf.ClientConfig | None = field(default=None, repr=False, compare=False)
 
     @property
     def endpoint(self) -> Endpoint:
@@ -40,6 +48,22 @@ class Target:
     def label(self) -> str:
         return f"{self.host}:{self.port}"
 
+    @property
+    def verified(self) -> bool:
+        """Every connection checks the server's certificate against the option file's CA."""
+        return self.client is not None and self.client.ssl_mode in ("VERIFY_CA",
+                                                                    "VERIFY_IDENTITY")
+
+    @property
+    def tls(self) -> Tls | None:
+        """sysbench's TLS files, when the option file asks for TLS."""
+        c = self.client
+        if c is None or c.ssl_mode in ("DISABLED", "PREFERRED") and not c.ssl:
+            return None
+        return Tls(c.ssl_mode, str(c.ssl["ca"]) if "ca" in c.ssl else None,
+                   str(c.ssl["cert"]) if "cert" in c.ssl else None,
+                   str(c.ssl["key"]) if "key" in c.ssl else None)
+
     @classmethod
     def from_cnf(cls, path: str | Path) -> Target:
         p = Path(path)
@@ -48,27 +72,30 @@ class Target:
         if stat.S_IMODE(p.stat().st_mode) & 0o077:
             print(f"loadgen: warning: {p} is readable by others; it holds a password (chmod"
                   " 600)", file=sys.stderr)
-        cp = configparser.ConfigParser(allow_no_value=True, interpolation=None, strict=False)
         try:
-            cp.read_string(p.read_text())
-        except (configparser.Error, OSError) as exc:
-            raise TargetError(f"cannot read client config {p}: {exc}") from exc
-        sec = next((s for s in ("client", "mysql", "client-server") if cp.has_section(s)), None)
-        if sec is None or not cp.get(sec, "user", fallback=None):
-            raise TargetError(f"{p} needs a [client] section with at least user=")
-        pw = cp.get(sec, "password", fallback=None)
-        return cls(path=p, user=cp.get(sec, "user"), password=pw.strip("'\"") if pw else pw,
-                   host=cp.get(sec, "host", fallback="127.0.0.1"),
-                   port=cp.getint(sec, "port", fallback=3306),
-                   socket=cp.get(sec, "socket", fallback=None))
+            path_, sections = mycnf.read_sections(p)
+            section = next((s for s in ("client", "mysql", "client-server")
+                            if sections.has_section(s)), "client")
+            cfg = mycnf.from_section(path_, sections, section, None)
+        except mycnf.ConfigError as exc:
+            raise TargetError(f"target client config: {exc}") from None
+        return cls(path=p, user=cfg.user, password=cfg.password, host=cfg.host,
+                   port=cfg.port, socket=cfg.socket, client=cfg)
 
 
 def connect(t: Target, node: Endpoint | None = None, database: str | None = None,
-            timeout: float = 5.0) -> pymysql.connections.Connection:
+            timeout: float = 5.0, read_timeout: float = 30.0
+            ) -> pymysql.connections.Connection:
+    """A connection to `node` (default: the target's) with the target's login and TLS."""
     node = node or t.endpoint
+    tls: dict[str, object] = {}
+    if t.client is not None:
+        kw = t.client.at(f"{node.host}:{node.port}").connect_kwargs()
+        tls = {k: v for k, v in kw.items() if k in ("ssl", "ssl_disabled", "server_public_key")}
     return pymysql.connect(host=node.host, port=node.port, user=t.user,
                            password=t.password or "", database=database, autocommit=True,
-                           connect_timeout=timeout, read_timeout=30, write_timeout=30)
+                           connect_timeout=timeout, read_timeout=read_timeout,
+                           write_timeout=read_timeout, **tls)
 
 
 @contextlib.contextmanager
@@ -162,6 +189,23 @@ def check_ndb(t: Target) -> None:
                       f" {', '.join(sorted(engines))}. Use --engine galera or innodb there")
 
 
+# Status the window records besides the health verdict (SHOW GLOBAL STATUS names, lower
+# case). Counters (their change over a window is kept): wsrep_flow_control_paused_ns, the
+# time this node's replication was paused by flow control, and wsrep_local_cert_failures
+# (codership/galera galera/src/replicator_smm_stats.cpp, release_26.4.18 0bc393fb: stats
+# fc_paused_ns, local_cert_failures_()); Innodb_buffer_pool_reads, the pages InnoDB had to
+# read from disk into the buffer pool (MariaDB/server storage/innobase/srv/srv0srv.cc,
+# srv_export_innodb_status, commit 003cb2f4: srv_stats.buf_pool_reads). Averages over
+# everything since the last FLUSH STATUS, not per window, so their value at each end is
+# kept: wsrep_local_recv_queue_avg (the receive queue's length
+# averaged per write-set received: gu_fifo_stats_get in galerautils/src/gu_fifo.c, reset
+# only by gu_fifo_stats_flush) and wsrep_cert_deps_distance (deps_dist_ / n_certified_ in
+# galera/src/certification.hpp stats_get, reset by stats_reset), same release.
+COUNTERS = ("wsrep_flow_control_paused_ns", "wsrep_local_cert_failures",
+            "innodb_buffer_pool_reads")
+AVERAGES = ("wsrep_local_recv_queue_avg", "wsrep_cert_deps_distance")
+
+
 @dataclass
 class Health:
     node: Endpoint
@@ -170,23 +214,58 @@ class Health:
     conf_id: str | None = None
     state: str | None = None
     error: str = ""
-    extra: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # COUNTERS and AVERAGES that were read
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
 
 
 def health(t: Target, node: Endpoint, galera: bool) -> Health:
     try:
         conn = connect(t, node, timeout=3.0)
-    except pymysql.MySQLError as exc:
-        return Health(node, False, error=str(exc))
+    except pymysql.MySQLError:
+        # A node that is down refuses at once; one on a machine too busy to answer in 3 s
+        # gets a longer second chance before its window is called invalid.
+        try:
+            conn = connect(t, node, timeout=10.0)
+        except pymysql.MySQLError as exc:
+            return Health(node, False, error=str(exc))
     try:
         st = status(conn, "uptime")
         h = Health(node, True, uptime=int(st.get("uptime", 0)))
+        st = status(conn, "innodb_buffer_pool_reads")
         if galera:
             ws = status(conn, "wsrep_%")
             h.conf_id = ws.get("wsrep_cluster_conf_id")
             h.state = ws.get("wsrep_local_state_comment")
+            st.update(ws)
+        for name in (*COUNTERS, *AVERAGES):
+            value = _number(st.get(name))
+            if value is not None:
+                h.extra[name] = value
         return h
     except pymysql.MySQLError as exc:
         return Health(node, False, error=str(exc))
     finally:
         conn.close()
+
+
+def window_status(before: list[Health], after: list[Health]) -> dict[str, dict[str, float]]:
+    """Per node (host:port): each counter's change over the window and each average at
+    both ends (`<name>_before`, `<name>_after`); what either snapshot missed is left out."""
+    out: dict[str, dict[str, float]] = {}
+    for b, a in zip(before, after, strict=True):
+        row: dict[str, float] = {}
+        for name in COUNTERS:
+            if name in b.extra and name in a.extra and a.extra[name] >= b.extra[name]:
+                row[name] = a.extra[name] - b.extra[name]
+        for name in AVERAGES:
+            for end, h in (("before", b), ("after", a)):
+                if name in h.extra:
+                    row[f"{name}_{end}"] = h.extra[name]
+        out[f"{b.node.host}:{b.node.port}"] = row
+    return out

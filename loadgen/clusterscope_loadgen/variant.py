@@ -21,6 +21,7 @@ class Variant:
     engines: tuple[str, ...] = ()
     rows_per_event: int = 1
     options: dict[str, Any] = field(default_factory=dict)
+    design: str | None = None  # a baseline's: the design of its group
 
     def runs_on(self, engine: str) -> bool:
         return not self.engines or engine in self.engines

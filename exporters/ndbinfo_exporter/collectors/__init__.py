@@ -5,9 +5,10 @@ from __future__ import annotations
 from ndbinfo_exporter.collectors import (
     counters,
     diskpagebuffer,
+    fragment_locks,
     histograms,
     lcp,
-    logs,
+    logspaces,
     membership,
     memory,
     nodes,
@@ -19,8 +20,8 @@ from ndbinfo_exporter.collectors import (
 )
 from ndbinfo_exporter.collectors.base import Collector, Context
 
-ALL: list[Collector] = [c for m in (nodes, membership, restarts, lcp, logs, threads,
-                                    transporters, memory, counters, transactions,
+ALL: list[Collector] = [c for m in (nodes, membership, restarts, lcp, logspaces, threads,
+                                    transporters, memory, counters, transactions, fragment_locks,
                                     diskpagebuffer, histograms, tables)
                         for c in m.COLLECTORS]
 BY_NAME: dict[str, Collector] = {c.name: c for c in ALL}

@@ -7,6 +7,22 @@ microseconds; the last range also holds everything above its bound (DbtcMain.cpp
 time_track_calculate_histogram_position; Pgman sets the last bound to ~0), so it is the
 `+Inf` bucket. The bounds come from the view, never from here.
 
+What each activity times (MySQL manual, "The ndbinfo tc_time_track_stats Table"):
+transaction is a successful transaction from its beginning at the TC until the TC sends the
+commit confirmation, so it holds every client round trip and the application's time
+between the statements of a multi-statement transaction: it grows when the application
+batches differently, with no change in the cluster; stateless transactions (committed reads
+only) are not timed. read_key (primary key reads with locks), write_key, index_key are one
+operation each, TC to LDM and back, without client time: the cluster's own latency.
+scan_fragment is one batch of a fragment scan: its start tick is set when the TC asks for
+a batch (SCAN_FRAGREQ, SCAN_NEXTREQ) and invalidated when the batch's SCAN_FRAGCONF is timed
+(Dbtc::time_track_complete_scan_frag, DbtcMain.cpp in AKJUS/mysql-server, a mirror of
+mysql-server trunk, @1334cddbebd0), not the fragment scan from opening to closing.
+pgman_time_track_stats: page_read, page_write and log_wait time the disk operations;
+get_page times only the requests that had to wait ("Number of waits for get_page",
+NdbinfoTables.cpp @966fd7f61ed3: a request's start time is taken when get_page queues it,
+Pgman::get_page_no_lirs), never the ones served at once.
+
 Who records what (Dbtc::time_track_complete_*): transactions and scans against the API node
 that asked, fragment scans against the data node that ran them, key operations against both
 the API node and the data node that executed them. Summing over communicating nodes would
@@ -66,8 +82,11 @@ def collect_tc_time_track_stats(ctx: Context, fam: Families) -> None:
                      " GROUP BY node_id, upper_bound")
     f = fam.histogram("ndb_tc_latency_seconds", "Latency of what the data node's TCs"
                       " coordinated, by activity (tc_time_track_stats summed over TC"
-                      " instances; key operations on the API side): transaction is begin to"
-                      " commit ACK, *_error the failed ones.", ["node_id", "activity"])
+                      " instances; key operations on the API side): transaction is its"
+                      " duration, first operation to commit confirmation (client think time"
+                      " included); read_key, write_key, index_key one operation each;"
+                      " scan_fragment one batch; *_error the failed ones.",
+                      ["node_id", "activity"])
     _fill(rows, [a for a, _, _ in TC_ACTIVITIES], f, "activity")
 
 
@@ -76,8 +95,10 @@ def collect_pgman_time_track_stats(ctx: Context, fam: Families) -> None:
     rows = ctx.query(f"SELECT node_id, upper_bound, {sums}"
                      " FROM ndbinfo.pgman_time_track_stats GROUP BY node_id, upper_bound")
     f = fam.histogram("ndb_disk_data_latency_seconds", "Latency of disk data page reads and"
-                      " writes, UNDO log waits and get_page calls (pgman_time_track_stats"
-                      " summed over PGMAN instances).", ["node_id", "operation"])
+                      " writes, UNDO log waits, and get_page requests that had to wait (queued"
+                      " or for disk: queue to callback; requests served at once are not"
+                      " counted) (pgman_time_track_stats summed over PGMAN instances).",
+                      ["node_id", "operation"])
     _fill(rows, [o for o, _ in PGMAN_OPERATIONS], f, "operation")
 
 

@@ -15,8 +15,8 @@ def collect_restart_info(ctx: Context, fam: Families) -> None:
     rows = ctx.query("SELECT node_id, node_restart_status_int, "
                      f"{', '.join([*phases, total])} FROM ndbinfo.restart_info")
     status = fam.gauge("ndb_restart_status", "restart_info.node_restart_status_int: the"
-                       " data node kernel's restart state (2-3 failure handling, 4-18 under"
-                       " way, 19 and 24 completed).", ["node_id"])
+                       " data node kernel's restart state (2-3 failure handling, 4-18 and"
+                       " 20-23 under way, 19 and 24 completed).", ["node_id"])
     phase = fam.gauge("ndb_restart_phase_seconds", "Seconds the node's last (or current)"
                       " restart spent in each phase (restart_info secs_* columns).",
                       ["node_id", "phase"])

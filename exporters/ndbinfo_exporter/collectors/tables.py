@@ -2,9 +2,12 @@
 table fills DataMemory.
 
 The view has a row per fragment replica and LDM instance; the SQL node sums them per table
-and node, so the series stay per table and node. A table's unique indexes and blob part
-tables are tables of their own in NDB whose parent is the table (the view's
-parent_fq_name): their memory counts to the table. Slow collector: the view joins the
+and node, so the series stay per table and node. A table's unique indexes (tables of their
+own in NDB) and its ordered indexes (T-tree fragments, fixed-size pages only: the PRIMARY
+one every mysqld table has unless its key is USING HASH) have the table as parent
+(parent_fq_name; MySQL manual, "The ndbinfo memory_per_fragment Table", notes and
+examples): their memory counts to the table. Blob part tables count to the table where the
+dictionary gives them the table as parent. Slow collector: the view joins the
 dictionary and grows with tables x fragments (data nodes x LDM threads x tables rows,
 NdbinfoTables.cpp's estimate for frag_mem_use), so it runs every --scrape.slow-interval.
 """
@@ -25,8 +28,9 @@ def collect_memory_per_fragment(ctx: Context, fam: Families) -> None:
         f" FROM ndbinfo.memory_per_fragment GROUP BY node_id, {OWNER}")
     labels = ["node_id", "table"]
     alloc = fam.gauge("ndb_table_memory_allocated_bytes", "Bytes a table (with its unique"
-                      " indexes and blob parts) has allocated on the data node, by kind:"
-                      " fixed- and var-size row parts, hash index (memory_per_fragment).",
+                      " and ordered indexes and blob parts) has allocated on the data node,"
+                      " by kind: fixed-size (row parts and ordered index T-tree nodes),"
+                      " var-size row parts, hash index (memory_per_fragment).",
                       [*labels, "kind"])
     free = fam.gauge("ndb_table_memory_free_bytes", "Free bytes inside the table's allocated"
                      " row pages on the node (fixed + var), reusable by the table only.",

@@ -1,12 +1,33 @@
-"""Open transactions (`cluster_transactions`) and row locks (`cluster_locks`), counted per
-data node and state: never one series per transaction id or lock (thousands at load, each
-gone a millisecond later).
+"""The TCs' transaction records (`cluster_transactions`) and the row locks the LDMs hold or
+queue (`cluster_locks`), counted per data node and state: never one series per transaction
+id or lock (thousands at load, each gone a millisecond later).
+
+Both views are snapshots of whole record pools: the kernel walks every ApiConnectRecord
+(Dbtc::execDBINFO_SCANREQ, TRANSACTIONS) and every ACC operation record, 100 per real-time
+break (Dbacc::execDBINFO_SCANREQ, ACC_OPERATIONS, mysql/mysql-server
+storage/ndb/src/kernel/blocks/dbacc/DbaccMain.cpp @54feb0c1cfe0), so a scan costs what the
+pools are configured for, not what the load uses. Slow collectors: they run every
+--scrape.slow-interval, the SQL node aggregates (rows out: data nodes x states), and the
+exact lock-wait counters come from `locks_per_fragment` (collectors/fragment_locks.py).
+A snapshot still shows what those counters cannot: who holds what right now.
+
+A row of `cluster_transactions` is a TC record, not an open transaction: at commit the TC
+moves the transaction to a copy record that runs the complete phase in CS_COMPLETING while
+the client's record is free again (Dbtc::execCOMMITTED -> sendApiCommitAndCopy -> copyApi,
+storage/ndb/src/kernel/blocks/dbtc/DbtcMain.cpp in AKJUS/mysql-server, a mirror of
+mysql-server trunk, @1334cddbebd0), so "Completing" rows are transactions already reported
+committed. States without a friendly name in the SQL node's lookup (CS_PREPARE_TO_COMMIT,
+CS_START_COMMITTING, CS_REC_COMMITTING, CS_FAIL_PREPARED: storage/ndb/src/kernel/blocks/
+dbtc/DbtcStateDesc.cpp) are exported as state="other".
 
 ndbinfo has no transaction start time: `inactive_seconds` is how long the TC has not seen
-the transaction do anything ((ctcTimer - apiTimer) / 100, Dbtc::ndbinfo_write_trans,
-mysql/mysql-server storage/ndb/src/kernel/blocks/dbtc/DbtcMain.cpp). A client that opened a
-transaction and went quiet (it still holds its row locks) shows as a growing maximum; a
-transaction busy for a long time does not. That is the one a DBA has to find and kill.
+the record do anything ((ctcTimer - apiTimer) / 100, Dbtc::ndbinfo_write_trans). Row locks
+are held by operations (each ACC operation record belongs to one), so a record with no
+operations (`count_operations` 0: a connection last used for committed reads, which lock
+nothing; the kernel's DUMP 2514 summary counts such records "started with no ops" as
+stateless, Dbtc::execDUMP_STATE_ORD, same file) holds no row locks however long it idles:
+the longest inactivity is taken over records that hold operations, a client that opened a
+transaction, wrote, and went quiet. That is the one a DBA has to find and kill.
 """
 
 from __future__ import annotations
@@ -17,25 +38,28 @@ from ndbinfo_exporter.families import Families, body
 # the cluster_locks view's decodes of op_flags (schema.LOCK_*): S/X, H(olding)/W(aiting)
 LOCK_MODE = {"S": "shared", "X": "exclusive"}
 LOCK_STATE = {"H": "holding", "W": "waiting"}
+UNNAMED_STATE = "other"
 
 
 def collect_transactions(ctx: Context, fam: Families) -> None:
-    rows = ctx.query("SELECT node_id, state, COUNT(*), MAX(inactive_seconds),"
+    rows = ctx.query("SELECT node_id, state, COUNT(*),"
+                     " MAX(IF(count_operations > 0, inactive_seconds, NULL)),"
                      " SUM(count_operations) FROM ndbinfo.cluster_transactions"
                      " GROUP BY node_id, state")
-    count = fam.gauge("ndb_transactions", "Transactions open at the node's TCs, per state"
-                      " (cluster_transactions.state, the TC's friendly state name).",
+    count = fam.gauge("ndb_transactions", "Transaction records of the node's TCs, per state"
+                      " (cluster_transactions.state, the TC's friendly state name; \"other\""
+                      " for the commit states without one). Completing = the complete"
+                      " phase of transactions already reported committed (a copy record).",
                       ["node_id", "state"])
-    inactive = fam.gauge("ndb_transaction_inactive_seconds_max", "The longest any open"
-                         " transaction of the node's TCs has been inactive"
-                         " (cluster_transactions.inactive_seconds; ndbinfo has no age).",
-                         ["node_id"])
-    ops = fam.gauge("ndb_transaction_operations", "Operations of the node's open"
-                    " transactions (SUM(cluster_transactions.count_operations)).",
-                    ["node_id"])
+    inactive = fam.gauge("ndb_transaction_inactive_seconds_max", "The longest any TC record"
+                         " of the node holding operations (count_operations > 0) has been"
+                         " inactive (cluster_transactions.inactive_seconds; ndbinfo has no"
+                         " age); 0 when none holds operations.", ["node_id"])
+    ops = fam.gauge("ndb_transaction_operations", "Operations of the node's TC records"
+                    " (SUM(cluster_transactions.count_operations)).", ["node_id"])
     per_node: dict[str, tuple[float, float]] = {}
     for node_id, state, n, idle, n_ops in rows:
-        count.add((node_id, state), n)
+        count.add((node_id, state or UNNAMED_STATE), n)
         idle_max, ops_sum = per_node.get(str(node_id), (0.0, 0.0))
         per_node[str(node_id)] = (max(idle_max, float(idle or 0)), ops_sum + float(n_ops or 0))
     for node_id, (idle_max, ops_sum) in per_node.items():
@@ -47,8 +71,8 @@ def collect_locks(ctx: Context, fam: Families) -> None:
     rows = ctx.query("SELECT node_id, mode, state, COUNT(*), MAX(duration_millis)"
                      " FROM ndbinfo.cluster_locks GROUP BY node_id, mode, state")
     locks = fam.gauge("ndb_locks", "Row locks held or waited for on the node's LDM"
-                      " instances (cluster_locks), per mode and state.",
-                      ["node_id", "mode", "state"])
+                      " instances at the scan (cluster_locks), per mode and state: a sample;"
+                      " ndb_table_lock_* count every wait.", ["node_id", "mode", "state"])
     longest = fam.gauge("ndb_lock_duration_seconds_max", "The longest a lock has been held,"
                         " or a request has waited, on the node (cluster_locks"
                         ".duration_millis, reset when a waiter is granted).",
@@ -64,9 +88,11 @@ def collect_locks(ctx: Context, fam: Families) -> None:
 
 
 COLLECTORS = [
-    Collector("cluster_transactions", "cluster_transactions: open transactions per node and"
-              " state, the longest inactive one", ("cluster_transactions",),
-              collect_transactions),
+    Collector("cluster_transactions", "cluster_transactions: TC records per node and state,"
+              " the longest inactive one holding operations (slow: every"
+              " --scrape.slow-interval)", ("cluster_transactions",), collect_transactions,
+              slow=True),
     Collector("cluster_locks", "cluster_locks: row locks per node, mode and state, the"
-              " longest wait", ("cluster_locks",), collect_locks),
+              " longest wait (slow: every --scrape.slow-interval)", ("cluster_locks",),
+              collect_locks, slow=True),
 ]

@@ -2,7 +2,7 @@
 where present (8.0.37+), `transporter_details` (TLS, send buffers, last receive).
 
 Status is one series per link whose value is the kernel's connection status (0 connected),
-never a label of the byte counters, so a reconnect does not start new series; until issue 27
+never a label of the byte counters, so a reconnect does not start new series; before,
 it was a state-set of four series per link, three of them zeros (62 % of all series at 144
 data nodes were per-link transporter series).
 """

@@ -6,7 +6,8 @@ sysbench.cmdline.options = cs.options({
    table = {"child table (users_posts, users_posts_fk1, users_posts_fk)", "users_posts"},
    users = {"number of parent rows in users", 1000},
    forums = {"number of parent rows in forum", 100},
-   message_len = {"message length (field facts: ~168-byte records)", 100},
+   message_len = {"message length (16 bytes of keys + 150 = the field facts' ~168-byte"
+                     .. " records)", 100},
 })
 
 local con
