@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from clusterscope.analysis.baseline import sources
 from clusterscope.analysis.compare import Quantity, collect, compare_samples, render_table
 from clusterscope.analysis.periods import Period
 
@@ -105,8 +106,10 @@ def test_a_pinned_baseline_compares_later_and_feeds_the_rules(known_series, tmp_
     vm, (pb, pa), _, _ = known_series
     # what the rules consider the baseline at the end of the pinned period
     mean_ts = int((pb.end - 5) * 1000)
-    vm.import_prometheus('experiment_variant:loadgen_overhead_ratio:mean{experiment="fk",'
-                         f'variant="fk2",baseline="nofk",cluster="c"}} 0.18 {mean_ts}\n')
+    # (the mean over the change alert's period, which a pin keeps)
+    mean = sources()["clusterscope_pinned_overhead_ratio"][0]
+    vm.import_prometheus(f'{mean}{{experiment="fk",variant="fk2",baseline="nofk",cluster="c"}}'
+                         f' 0.18 {mean_ts}\n')
     vm.flush()
     common = ["--vm", vm.url, "--baselines-dir", str(tmp_path),
               "--quantities", "tests/fixtures/compare_quantities.json"]

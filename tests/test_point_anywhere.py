@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from helpers import REPO
 
+from clusterscope.analysis.baseline import sources
 from clusterscope.analysis.periods import Period, PeriodError, argv_with_periods, parse_time
 
 NOW = 1_750_000_000.0
@@ -191,13 +192,13 @@ def test_pins_go_to_vminsert_and_are_read_back_through_vmselect(scratch_vm, clus
     now = time.time()
     tag = f"c{int(now)}"
     # what the rules consider the baseline now, written where a scrape would land it
+    mean = sources()["clusterscope_pinned_overhead_ratio"][0]  # over the alert's period
     scratch_vm.import_prometheus(
-        f'experiment_variant:loadgen_overhead_ratio:mean{{experiment="{tag}",variant="fk2",'
+        f'{mean}{{experiment="{tag}",variant="fk2",'
         f'baseline="nofk",cluster="staging-galera",engine="galera"}} 0.12'
         f" {int((now - 20) * 1000)}\n")
     scratch_vm.flush()
-    scratch_vm.wait_for(f'experiment_variant:loadgen_overhead_ratio:mean{{experiment="{tag}"}}',
-                        timeout=30)
+    scratch_vm.wait_for(f'{mean}{{experiment="{tag}"}}', timeout=30)
     common = ["--baselines-dir", str(tmp_path), "--period", "now-5m..now"]
     # vmselect alone: pinning fails and says where writes go; the samples are kept
     only_select = cs("baseline", "pin", f"{tag}-a", "--vm", cluster.select_url, *common)
