@@ -22,6 +22,7 @@ from clusterscope.deploy import compose as compose_config
 pytestmark = pytest.mark.tools("docker-compose", "python", "victoria-metrics")
 
 CORE = {"inventory", "victoria-metrics", "vmalert", "alertmanager", "grafana", "door",
+        "change-detector",
         *LOG_SERVICES}
 PROBES = {"mysqld-exporter", "probe-guard"}  # mysqld_exporter behind its allow-list
 SHAPES = {
@@ -102,18 +103,20 @@ def expected_targets(shape: str) -> set[tuple]:
     ndbinfo = {("ndbinfo", "staging-ndb", None, "staging-ndb", None),
                ("ndbinfo_exporter", "ndbinfo-exporter:9723", None, None, None)}
     tracker = {("galera_tracker", "galera-tracker:9199", None, None, None)}
+    # every shape has SQL nodes, so the change detector reads them
+    changes = {("clusterscope_changes", "change-detector:9125", None, None, None)}
     if shape == "ndb-only":
-        return ndbinfo | ndb_sql | {
+        return changes | ndbinfo | ndb_sql | {
             ("ndb_sql", "ndb-sql2.staging.example:3306", "client.ndb", "staging-ndb", "sql2")}
     if shape == "galera-only":
-        return galera("staging-galera", g2) | tracker
+        return changes | galera("staging-galera", g2) | tracker
     if shape == "ndb-and-galera":
-        return ndbinfo | ndb_sql | galera("staging-galera", g3) | tracker
+        return changes | ndbinfo | ndb_sql | galera("staging-galera", g3) | tracker
     if shape == "two-galera":
         acc = [(f"a{i}", f"10.1.0.1{i}:3306") for i in (1, 2, 3)]
         orders = [(f"o{i}", f"10.2.0.1{i}:3306") for i in (1, 2, 3, 4)]
-        return (galera("accounts-db", acc) | galera("orders-db5", orders, {"o4": "client.o4"})
-                | tracker)
+        return (changes | galera("accounts-db", acc)
+                | galera("orders-db5", orders, {"o4": "client.o4"}) | tracker)
     raise KeyError(shape)
 
 
