@@ -45,4 +45,5 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
 }
 # benchmarks that take the bench's options: name -> option -> keyword of its function
 OPTIONS = {"soak": {"minutes": "minutes"}, "ab-validity": {"quick": "quick"},
-           "loadgen-calibration": {"quick": "quick"}, "ab-alarms": {"quick": "quick"}}
+           "loadgen-calibration": {"quick": "quick", "aa_runs": "aa_runs"},
+           "ab-alarms": {"quick": "quick"}}

@@ -19,6 +19,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="soak: minutes of faults (default 3; the first cycle always runs whole)")
     p.add_argument("--quick", action="store_true", default=None,
                    help="ab-validity, loadgen-calibration, ab-alarms: a few units of everything")
+    p.add_argument("--aa-runs", type=int, default=None, metavar="N",
+                   help="loadgen-calibration: only the A/A part, N runs per design (default:"
+                        " 300 runs and the injected costs' coverage)")
     p.set_defaults(func=run)
 
 
