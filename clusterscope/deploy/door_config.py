@@ -111,7 +111,7 @@ def config(b: Backends) -> dict:
 # (compose service name -> port); the probes (mysqld_exporter, ndbinfo_exporter's /probe)
 # are never routed.
 EXPORTERS = {"inventory": 9110, "ndbinfo-exporter": 9723, "galera-tracker": 9199,
-             "loadgen": 9500}
+             "change-detector": 9125, "loadgen": 9500}
 
 
 def compose_backends(scale: bool = False) -> Backends:

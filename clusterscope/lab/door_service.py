@@ -120,7 +120,8 @@ def backends(lab: Lab) -> door_config.Backends:
 
     exporters = {"inventory": f"{at('inventory')}/metrics",
                  "ndbinfo-exporter": f"{at('ndb-exporter')}/metrics",
-                 "galera-tracker": f"{at('galera-tracker')}/metrics"}
+                 "galera-tracker": f"{at('galera-tracker')}/metrics",
+                 "change-detector": f"{at('change-detector')}/metrics"}
     return door_config.Backends(
         query=at("victoria-metrics"), write=at("victoria-metrics"), logs=at("victoria-logs"),
         vmalert=at("vmalert"), vmalert_logs=at("vmalert-logs"),
