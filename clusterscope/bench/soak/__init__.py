@@ -94,7 +94,8 @@ def run(minutes: float | None = None) -> dict:
         root.chmod(0o755)  # the MariaDB servers run as `mysql`
         base = os.environ.get("CLUSTERSCOPE_BENCH_PORT_BASE", "26300")
         env = dict(os.environ, CLUSTERSCOPE_LAB_DIR=str(root), CLUSTERSCOPE_PORT_BASE=base)
-    out_dir = Path(os.environ.get("CLUSTERSCOPE_SOAK_OUT", tempfile.mkdtemp(prefix="cs-soak-out-")))
+    out_dir = Path(os.environ.get("CLUSTERSCOPE_SOAK_OUT")
+                   or tempfile.mkdtemp(prefix="cs-soak-out-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         _cli(env, "lab", "up", "--ndb", "--galera", "--monitoring")
