@@ -17,7 +17,8 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 # where each root package of the contracts lives in the checkout
 PACKAGES = {"clusterscope": REPO, "ndbinfo_exporter": REPO / "exporters",
             "galera_tracker": REPO / "exporters", "clusterscope_inventory": REPO / "exporters",
-            "clusterscope_logs": REPO / "exporters", "clusterscope_loadgen": REPO / "loadgen"}
+            "clusterscope_logs": REPO / "exporters", "clusterscope_changes": REPO / "exporters",
+            "clusterscope_loadgen": REPO / "loadgen"}
 
 
 def _lint(root: Path) -> subprocess.CompletedProcess:
