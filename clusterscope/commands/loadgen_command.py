@@ -29,7 +29,7 @@ LAB_CLUSTER = lab_description.GALERA_CLUSTER
 NDB_CLUSTER = lab_description.NDB_CLUSTER
 
 
-def lab_description(cnf: Path) -> Path | None:
+def description_of(cnf: Path) -> Path | None:
     """The description of the lab a client config belongs to (`<lab>/clients/X.cnf`)."""
     root = cnf.resolve().parent.parent
     found = lab_description.path(Lab(root))
@@ -47,7 +47,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 def _with_lab_peer(func: Callable[[argparse.Namespace], int]) -> Callable:
     @functools.wraps(func)
     def run(args: argparse.Namespace) -> int:
-        described = lab_description(Path(args.target[0]))
+        described = description_of(Path(args.target[0]))
         if args.description is None and described is not None:
             # a lab's own client config: the lab's description allows its clusters
             args.description = str(described)
