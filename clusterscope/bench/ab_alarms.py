@@ -92,11 +92,15 @@ class Schedule:
 
 
 def unit_seconds(rows: list) -> float:
-    """Wall seconds per unit while the design runs: the median gap of consecutive units
-    (turns of other designs between them left out)."""
-    gaps = sorted(b[0] - a[0] for a, b in zip(rows, rows[1:], strict=False))
-    mid = median(gaps)
-    return median([g for g in gaps if g < 3 * mid])
+    """Wall seconds per unit while the design runs: the median gap between consecutive
+    times, per unit at the later time (units stamped with their round's end share one
+    time: a time-sliced round holds several), turns of other designs between them left
+    out."""
+    times = sorted({r[0] for r in rows})
+    count = {t: sum(1 for r in rows if r[0] == t) for t in times}
+    per = [(b - a) / count[b] for a, b in zip(times, times[1:], strict=False)]
+    mid = median(per)
+    return median([g for g in per if g < 3 * mid])
 
 
 def cycle_schedule(design: str, seconds_per_unit: float, recorded_windows: int = 2

@@ -68,7 +68,7 @@ def timed_units(runner: Runner, variant: str, baseline: str) -> list[tuple[float
     # with the slots: a time-sliced run's units are its half blocks, as the loadgen's own
     units = designs.units([Window(w.variant, w.seq, w.valid, w.throughput, w.p95, w.end,
                                   w.slots, w.k) for w in wins], variant, baseline)
-    return [(ends[u.seq], u) for u in units]
+    return [(u.at or ends[u.seq], u) for u in units]
 
 
 def _z(units: list[Unit]) -> float:
