@@ -15,7 +15,7 @@ from clusterscope_loadgen import config, designs, estimators, stats
 from clusterscope_loadgen.metrics import Metrics
 from clusterscope_loadgen.runner import RunError, Runner
 from clusterscope_loadgen.target import Target, connect
-from helpers import REPO, Samples, scrape_text, series
+from helpers import REPO, Samples, eventually, scrape_text, series
 
 pytestmark = pytest.mark.lab
 
@@ -242,7 +242,10 @@ def test_sigterm_mid_window_stops_after_it_with_exact_rows(galera_lab, small: Pa
             lines.append(line)
             if "round 1 fk2" in line:
                 break
-        time.sleep(1.5)  # inside round 2's window
+        # inside round 2's window: its sysbench runs (between rounds the loadgen trims and
+        # estimates, seconds on a busy machine, and a SIGTERM then stops before a window)
+        eventually(lambda: _sysbench_child(proc.pid), 60, "round 2's sysbench")
+        time.sleep(1.5)
         t0 = time.monotonic()
         proc.terminate()
         out = "".join(lines) + proc.communicate(timeout=60)[0]
@@ -251,6 +254,19 @@ def test_sigterm_mid_window_stops_after_it_with_exact_rows(galera_lab, small: Pa
     assert proc.returncode == 0 and time.monotonic() - t0 < 20, out
     assert "round 2 fk2" in out and "round 3" not in out and "loadgen: stopping" in out
     assert out.count(": OK") == 2 and "MISMATCH" not in out, out
+
+
+def _sysbench_child(pid: int) -> bool:
+    """Whether process `pid` has a sysbench child now (/proc: comm and parent pid)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:]
+        if comm == "sysbench" and int(rest.split()[1]) == pid:
+            return True
+    return False
 
 
 def test_fk_table_rejects_an_orphan_insert(galera_lab, small: Path) -> None:
