@@ -230,3 +230,16 @@ def base_insert(sql_cur, version: str, table: str, rows: list[dict]) -> None:
         assert not unknown, (table, unknown)
         sql_cur.execute(f"INSERT INTO ndbinfo.`{table}` ({', '.join(f'`{c}`' for c in cols)})"
                     f" VALUES ({', '.join(['%s'] * len(cols))})", [row.get(c) for c in cols])
+
+
+def base_dictionary(sql_cur, version: str) -> None:
+    """The dictionary's object types and one table (id 10, test/def/t1) with its unique
+    index (id 11): what the per-fragment views join for names."""
+    from ndbinfo_exporter import schema
+    base_insert(sql_cur, version, "ndb$dict_obj_types", [
+        {"type_id": k, "type_name": v} for k, v in schema.DICT_OBJ_TYPE])
+    base_insert(sql_cur, version, "ndb$dict_obj_info", [
+        {"type": 2, "id": 10, "parent_obj_type": 0, "parent_obj_id": 0,
+         "fq_name": "test/def/t1"},
+        {"type": 3, "id": 11, "parent_obj_type": 2, "parent_obj_id": 10,
+         "fq_name": "sys/def/10/u$unique"}])

@@ -14,6 +14,7 @@ from ndbinfo_exporter.collectors import ALL
 from ndbinfo_scratch import (
     FROM_FIXTURES,
     Scratch,
+    base_dictionary,
     base_insert,
     fixture_desc,
     make_scraper,
@@ -87,13 +88,7 @@ def test_real_view_definitions_per_version(scratch_sql: Scratch, sql_cur, tmp_pa
              "acc_op_id": 1, "op_flags": 0xD1, "duration_millis": 1500},
             {"node_id": 1, "block_instance": 1, "tableid": 10, "transid0": 8, "transid1": 1,
              "acc_op_id": 2, "op_flags": 0x11, "prev_serial_op_id": 1, "duration_millis": 250}])
-        base_insert(sql_cur, profile, "ndb$dict_obj_types", [
-            {"type_id": k, "type_name": v} for k, v in schema.DICT_OBJ_TYPE])
-        base_insert(sql_cur, profile, "ndb$dict_obj_info", [
-            {"type": 2, "id": 10, "parent_obj_type": 0, "parent_obj_id": 0,
-             "fq_name": "test/def/t1"},
-            {"type": 3, "id": 11, "parent_obj_type": 2, "parent_obj_id": 10,
-             "fq_name": "sys/def/10/u$unique"}])
+        base_dictionary(sql_cur, profile)
         base_insert(sql_cur, profile, "ndb$frag_mem_use", [
             {"node_id": 1, "block_instance": 1, "table_id": tid, "fragment_num": 0,
              "fixed_elem_alloc_bytes": n, "fixed_elem_free_bytes": 0, "fixed_elem_count": 4,

@@ -14,7 +14,7 @@ from pathlib import Path
 from helpers import Samples, series, val
 from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors import BY_NAME
-from ndbinfo_scratch import Scratch, base_insert, insert, make_scraper
+from ndbinfo_scratch import Scratch, base_dictionary, base_insert, insert, make_scraper
 
 from clusterscope.ndbsim import ddl
 
@@ -159,13 +159,7 @@ def test_lock_counters_through_the_real_view_definitions(scratch_sql: Scratch, s
         base_insert(sql_cur, profile, "ndb$nodes", [
             {"node_id": 1, "uptime": 100, "status": 3, "start_phase": 0,
              "config_generation": 1}])
-        base_insert(sql_cur, profile, "ndb$dict_obj_types", [
-            {"type_id": k, "type_name": v} for k, v in schema.DICT_OBJ_TYPE])
-        base_insert(sql_cur, profile, "ndb$dict_obj_info", [
-            {"type": 2, "id": 10, "parent_obj_type": 0, "parent_obj_id": 0,
-             "fq_name": "test/def/t1"},
-            {"type": 3, "id": 11, "parent_obj_type": 2, "parent_obj_id": 10,
-             "fq_name": "sys/def/10/u$unique"}])
+        base_dictionary(sql_cur, profile)
         base_insert(sql_cur, profile, "ndb$frag_locks", [
             {"node_id": 1, "block_instance": 1, "table_id": tid, "fragment_num": 0,
              "ex_req": 100, "ex_imm_ok": 90, "ex_wait_ok": 7, "ex_wait_fail": 3,
