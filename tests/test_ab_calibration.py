@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from clusterscope_loadgen.estimators import Unit
 
+from clusterscope.bench import ab_calibration
 from clusterscope.bench.ab_calibration import autocorrelation, judge, segments
 
 
@@ -51,3 +53,11 @@ def test_segments_do_not_overlap_and_drop_a_short_tail() -> None:
     units = _units(10, 4)
     cut = segments(units, 4)
     assert [[u.seq for u in s] for s in cut] == [[1, 2, 3, 4], [5, 6, 7, 8]]
+
+
+def test_one_estimand_calibrates_only_the_design_that_reads_it() -> None:
+    # the A/A of the default design alone: half the machine time for its 200 runs
+    assert ab_calibration.chosen("whole_workload") == {"whole_workload": "timesliced"}
+    assert set(ab_calibration.chosen(None)) == {"whole_workload", "mixed_statement"}
+    with pytest.raises(ValueError, match="known: whole_workload, mixed_statement"):
+        ab_calibration.chosen("whole")
