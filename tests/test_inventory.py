@@ -54,6 +54,8 @@ clusters:
      "expected an absolute path"),
     ("clusters:\n  - name: g\n   kind: galera\n", r"not valid YAML at line 3"),
     ("- just a list", "expected a mapping with `clusters:`"),
+    ("clusters: [{name: d, kind: ndb, wsrep_cluster_name: x, nodes: [{name: a, address: 'h:1'}]}]",
+     r"\(d\)\.wsrep_cluster_name: expected the Galera cluster's own name"),
 ])
 def test_a_mistake_is_named_with_its_place(text: str, message: str) -> None:
     with pytest.raises(DescriptionError, match=message):

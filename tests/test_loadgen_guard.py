@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import tls_mariadb
 import yaml
+from clusterscope_inventory.description import load
 from clusterscope_loadgen import guard
 from clusterscope_loadgen.target import Target
 from helpers import REPO
@@ -85,6 +87,26 @@ def test_a_cluster_the_description_does_not_allow_is_refused(tmp_path, cluster, 
         guard.allowed_cluster(None, "staging", "galera", [target])
 
 
+def test_a_server_of_another_galera_cluster_is_refused(tmp_path) -> None:
+    """Listed address, allowed cluster, but the server says it belongs to another Galera
+    cluster: refused, naming both names and the fix; the described name passes."""
+    desc = load(str(_description(tmp_path, "127.0.0.1:3306", loadgen=True)))
+    staging = desc.cluster("staging")
+    why = guard.identity_error(staging, "galera", "127.0.0.1:3306", True, "production")
+    assert why and "belongs to the Galera cluster 'production'" in why and \
+        "`wsrep_cluster_name: production`" in why
+    assert guard.identity_error(staging, "galera", "127.0.0.1:3306", True, "staging") is None
+    named = load(str(_description(tmp_path, "127.0.0.1:3306", loadgen=True,
+                                        wsrep_cluster_name="my_wsrep_cluster")))
+    assert guard.identity_error(named.cluster("staging"), "galera", "h:1", True,
+                                "my_wsrep_cluster") is None
+    assert "not 'my_wsrep_cluster'" in guard.identity_error(named.cluster("staging"),
+                                                            "galera", "h:1", True, "staging")
+    # wsrep off: not a Galera node for --engine galera; a plain InnoDB target for innodb
+    assert "not a Galera node" in guard.identity_error(staging, "galera", "h:1", False, "")
+    assert guard.identity_error(staging, "innodb", "h:1", False, "") is None
+
+
 def loadgen(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "clusterscope_loadgen", "run",
                            "--experiment", "fk", "--variants", "nofk", "--rounds", "1",
@@ -117,6 +139,12 @@ def test_an_account_with_all_on_everything_is_refused(galera_lab, tmp_path) -> N
     # the lab's own account: cs_* only
     own = Target.from_cnf(galera_lab.service("galera-node1")["client_config"])
     guard.check_account(own)
+    # the node, as the lab's server sees itself: a description whose Galera cluster is
+    # named otherwise is refused at the server, before anything is written
+    lab = load(str(desc)).cluster("lab-galera")
+    guard.check_identity(own, lab, "galera")
+    with pytest.raises(guard.GuardError, match="belongs to the Galera cluster 'lab-galera'"):
+        guard.check_identity(own, replace(lab, wsrep_cluster_name="staging"), "galera")
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ and node variables. Nobody edits a file derived from it.
         kind: galera                 # galera | ndb
         credentials: client          # a section of the exporters' option file
         loadgen: true                # the loadgen may write here (default false)
+        wsrep_cluster_name: staging  # what its nodes call their cluster (default: name)
         nodes:
           - {name: node1, address: 10.0.0.11:3306, log: /srv/logs/g/node1.err}
           - {name: node2, address: 10.0.0.12:3306, credentials: client.node2}
@@ -69,7 +70,7 @@ _ADDRESS = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 _TOP_KEYS = {"clusters", "alerting"}
 _CLUSTER_KEYS = {"name", "kind", "nodes", "credentials", "log_timezone", "simulated",
-                 "loadgen"}
+                 "loadgen", "wsrep_cluster_name"}
 _NODE_KEYS = {"name", "role", "address", "credentials", "log", "node_exporter"}
 
 
@@ -96,6 +97,13 @@ class Cluster:
     simulated: bool = False  # the lab's NDB simulator: its series say so
     # the loadgen may write to it (its cs_* schemas): an explicit opt-in, never the default
     loadgen: bool = False
+    # a Galera cluster's own name (@@wsrep_cluster_name), when it is not `name`: the loadgen
+    # checks it on every node before it writes
+    wsrep_cluster_name: str | None = None
+
+    @property
+    def galera_name(self) -> str:
+        return self.wsrep_cluster_name or self.name
 
     def members(self, *roles: str) -> list[Node]:
         return [n for n in self.nodes if n.role in roles]
@@ -206,13 +214,18 @@ def _cluster(rc: Any, where: str, fail) -> Cluster:  # noqa: ANN001 - the local 
     loadgen = rc.get("loadgen", False)
     if not isinstance(loadgen, bool):
         raise fail(f"{where}.loadgen", f"expected true or false, got {loadgen!r}")
+    wsrep_name = rc.get("wsrep_cluster_name")
+    if wsrep_name is not None and (kind != "galera" or not isinstance(wsrep_name, str)
+                                   or not wsrep_name.strip()):
+        raise fail(f"{where}.wsrep_cluster_name", "expected the Galera cluster's own name (a"
+                   " string; only for kind galera)")
     raw_nodes = rc.get("nodes")
     if not isinstance(raw_nodes, list) or not raw_nodes:
         raise fail(f"{where}.nodes", "expected a non-empty list of nodes")
     nodes = tuple(_node(rn, f"{where}.nodes[{j}]", kind, credentials, fail)
                   for j, rn in enumerate(raw_nodes))
     _unique((n.name for n in nodes), f"{where}.nodes", "node", fail)
-    cluster = Cluster(name, kind, nodes, tz, simulated, loadgen)
+    cluster = Cluster(name, kind, nodes, tz, simulated, loadgen, wsrep_name)
     if not cluster.mysqld_nodes:
         need = "a node of role galera" if kind == "galera" else "an SQL node (role sql)"
         raise fail(where, f"needs at least {need}: clusterscope reads the cluster through it")

@@ -3,7 +3,10 @@
 1. The cluster: `--cluster NAME` must be a cluster of the description (`--description
    clusterscope.yml`, the file the rest of the stack reads) that says `loadgen: true`, and
    every `--target` must be one of its nodes (host:port as the description lists it). A
-   label alone decides nothing: an option file pointed at production stays refused.
+   label alone decides nothing: an option file pointed at production stays refused. On a
+   Galera cluster every target must also call its cluster by the described name
+   (`@@wsrep_cluster_name`; `wsrep_cluster_name:` in the description when it is not the
+   cluster's `name`): an address reused or resolved elsewhere is caught at the server.
 2. The account: `SHOW GRANTS` may hold USAGE on `*.*` and privileges on `cs\\_`-prefixed
    schemas (where the loadgen's `cs_<experiment>` schemas live), nothing else: no global
    privilege, no other schema, no PROXY, no role, no GRANT OPTION. Each grant beyond that is
@@ -27,6 +30,8 @@ from clusterscope_loadgen.target import Target, TargetError, connection
 # the schemas the loadgen owns: a grant's schema pattern must start with `cs\_` (`_` is a
 # wildcard in a schema name of GRANT, so `cs_%` would also match `csv_data`)
 OWN_PREFIX = "cs\\_"
+# ER_UNKNOWN_SYSTEM_VARIABLE (MySQL and MariaDB error 1193): MySQL has no wsrep_* variables
+UNKNOWN_SYSTEM_VARIABLE = 1193
 ENGINE_KINDS = {"galera": ("galera",), "ndb": ("ndb",), "innodb": ("galera", "ndb")}
 
 
@@ -132,6 +137,46 @@ def _own(obj: str) -> bool:
     return schema.startswith("cs_")
 
 
+def identity_error(cluster: Cluster, engine: str, label: str, wsrep_on: bool,
+                   wsrep_name: str) -> str | None:
+    """Why a target whose server says (`wsrep_on`, `wsrep_name`) is not a node of the
+    described Galera `cluster`, or None."""
+    if cluster.kind != "galera":
+        return None
+    if not wsrep_on:
+        # engine innodb may load a plain InnoDB server listed as a node; galera needs wsrep
+        return None if engine != "galera" else (
+            f"{label} is not a Galera node (wsrep_on is OFF), so not a node of {cluster.name}")
+    if wsrep_name != cluster.galera_name:
+        return (f"{label} belongs to the Galera cluster {wsrep_name!r} (its"
+                f" wsrep_cluster_name), not {cluster.galera_name!r}: point it at a node of"
+                f" {cluster.name}, or, if {cluster.name}'s nodes name their cluster"
+                f" {wsrep_name!r}, say `wsrep_cluster_name: {wsrep_name}` under it in the"
+                " description")
+    return None
+
+
+def check_identity(target: Target, cluster: Cluster, engine: str) -> None:
+    """Refuse a target whose server is not a node of the described Galera cluster."""
+    if cluster.kind != "galera":
+        return
+    try:
+        with connection(target) as conn, conn.cursor() as cur:
+            try:
+                cur.execute("SELECT @@wsrep_on, @@wsrep_cluster_name")
+                on, name = cur.fetchone()
+            except pymysql.MySQLError as exc:
+                if exc.args[0] != UNKNOWN_SYSTEM_VARIABLE:
+                    raise
+                on, name = 0, ""  # a server without wsrep (MySQL): no Galera node
+    except (pymysql.MySQLError, ssl.SSLError, OSError) as exc:
+        raise TargetError(f"cannot connect to {target.label}: {_reason(exc, target)}"
+                          ) from None
+    why = identity_error(cluster, engine, target.label, bool(int(on)), str(name))
+    if why:
+        raise GuardError(why)
+
+
 def check_account(target: Target) -> None:
     """Refuse an account holding more than the loadgen's schemas, naming each REVOKE."""
     try:
@@ -164,10 +209,11 @@ def _reason(exc: Exception, target: Target) -> str:
 
 def check(description: str | None, name: str | None, engine: str, targets: list[Target],
           say=print) -> Cluster:  # noqa: ANN001 - a print-like callable
-    """Both checks, for every target; the cluster they belong to."""
+    """Every check, for every target; the cluster they belong to."""
     cluster = allowed_cluster(description, name, engine, targets)
     for t in targets:
         check_account(t)
+        check_identity(t, cluster, engine)
         if not t.verified:
             say(f"loadgen: warning: {t.label}: not verified TLS (ssl-mode"
                 f" {t.client.ssl_mode if t.client else 'socket'}); set ssl-ca, ssl-cert,"
