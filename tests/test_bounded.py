@@ -1,7 +1,8 @@
-"""A held connection cannot stall the inventory or the tracker (read timeouts, a connection
-limit: the real servers, on real sockets), and a burst of probes costs an NDB cluster one
-scrape (the exporter's Scraper, its database stood in by a scrape that takes a known time:
-what is tested is who waits for whom)."""
+"""A held connection cannot stall the inventory or a product's /metrics (the tracker's, the
+change detector's, the loadgen's): read timeouts, a connection limit, the real servers on
+real sockets. And a burst of probes costs an NDB cluster one scrape (the exporter's
+Scraper, its database stood in by a scrape that takes a known time: what is tested is who
+waits for whom)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from clusterscope_inventory import bounded
+from clusterscope_inventory.bounded import metrics_server
 from clusterscope_inventory.server import Inventory, make_server
-from galera_tracker.main import metrics_server
 from ndbinfo_exporter.scraper import Scraper
 from prometheus_client.registry import CollectorRegistry
 
@@ -25,7 +26,19 @@ def _servers(tmp: Path):
     desc = tmp / "clusterscope.yml"
     desc.write_text(DESC)
     yield "inventory", make_server(("127.0.0.1", 0), Inventory(desc)), "/-/ready"
-    yield "tracker", metrics_server(("127.0.0.1", 0), CollectorRegistry()), "/metrics"
+    # the tracker's, the change detector's and the loadgen's /metrics
+    yield "metrics", metrics_server(("127.0.0.1", 0), CollectorRegistry(), "t"), "/metrics"
+
+
+def test_the_loadgens_metrics_are_served_bounded() -> None:
+    from clusterscope_loadgen.metrics import Metrics
+    server = Metrics().serve(0)
+    try:
+        assert isinstance(server, bounded.BoundedServer)
+        assert _get(server.server_address[1], "/metrics") == 200
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _get(port: int, path: str) -> int:
@@ -33,7 +46,7 @@ def _get(port: int, path: str) -> int:
         return r.status
 
 
-@pytest.mark.parametrize("which", ["inventory", "tracker"])
+@pytest.mark.parametrize("which", ["inventory", "metrics"])
 def test_held_connections_neither_stall_nor_exhaust(tmp_path, monkeypatch, which) -> None:
     monkeypatch.setattr(bounded.BoundedHandler, "timeout", 1.0)
     name, server, path = next(s for s in _servers(tmp_path) if s[0] == which)

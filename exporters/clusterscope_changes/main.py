@@ -12,10 +12,10 @@ import sys
 import threading
 from pathlib import Path
 
+from clusterscope_inventory.bounded import serve_metrics
 from clusterscope_inventory.description import DescriptionError, load
 from ndbinfo_exporter import mycnf
 from ndbinfo_exporter.main import parse_duration
-from prometheus_client import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
 from clusterscope_changes.detector_state import State
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     registry.register(DetectorCollector(detector))
     host, _, port = args.listen.rpartition(":")
     detector.poll()  # the first reading: what later readings are compared with
-    start_http_server(int(port), addr=host or "127.0.0.1", registry=registry)
+    serve_metrics((host.strip("[]") or "127.0.0.1", int(port)), registry, "clusterscope_changes")
     log.info("watching %s every %.0f s; changes to %s; metrics on http://%s/metrics",
              args.clusters, args.interval, args.changes_file, args.listen)
     stop = threading.Event()

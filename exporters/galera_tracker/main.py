@@ -9,9 +9,8 @@ import signal
 import sys
 import threading
 
-from clusterscope_inventory.bounded import BoundedHandler, BoundedServer
+from clusterscope_inventory.bounded import serve_metrics
 from clusterscope_inventory.description import LOG_COMPONENTS, DescriptionError, load
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
 
 from galera_tracker.tracker import Tracker
@@ -71,8 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     registry.register(TrackerCollector(tracker))
     host, _, port = args.listen.rpartition(":")
     tracker.poll()  # the first scrape already sees what the logs hold
-    server = metrics_server((host.strip("[]") or "127.0.0.1", int(port)), registry)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_metrics((host.strip("[]") or "127.0.0.1", int(port)), registry, "galera_tracker")
     print(f"galera_tracker: following {', '.join(f'{c}/{n}={p}' for (c, n), p in logs.items())};"
           f" metrics on http://{args.listen}/metrics", flush=True)
     stop = threading.Event()
@@ -91,22 +89,6 @@ def main(argv: list[str] | None = None) -> int:
     tracker.save()
     return 0
 
-
-def metrics_server(address: tuple[str, int], registry: CollectorRegistry) -> BoundedServer:
-    """/metrics (and any path, as prometheus_client's server answered) with read timeouts and
-    a connection limit: a held connection cannot stall the scrapes."""
-    class Handler(BoundedHandler):
-        server_version = "galera_tracker"
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            body = generate_latest(registry)
-            self.send_response(200)
-            self.send_header("Content-Type", CONTENT_TYPE_LATEST)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    return BoundedServer(address, Handler)
 
 
 def described_logs(path: str) -> dict[tuple[str, str], str]:

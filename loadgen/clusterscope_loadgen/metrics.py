@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from clusterscope_inventory.bounded import BoundedServer, serve_metrics
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from clusterscope_loadgen import __version__
 from clusterscope_loadgen.results import WindowResult
@@ -97,8 +98,9 @@ class Metrics:
         self.version = __version__
         self.units = UnitStream(PAIR_LABELS, r)  # the change alert's counters
 
-    def serve(self, port: int, addr: str = "127.0.0.1") -> None:
-        start_http_server(port, addr=addr, registry=self.registry)
+    def serve(self, port: int, addr: str = "127.0.0.1") -> BoundedServer:
+        # read timeouts and a connection limit: a held connection cannot stall the scrapes
+        return serve_metrics((addr.strip("[]"), port), self.registry, "clusterscope_loadgen")
 
     def window(self, labels: dict[str, str], w: WindowResult) -> None:
         self.seq.labels(**labels).set(w.seq)
