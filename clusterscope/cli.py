@@ -5,27 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 
+from clusterscope.analysis.periods import argv_with_periods
+from clusterscope.commands import (
+    analysis_command,
+    bench_command,
+    changes_command,
+    dashboards_command,
+    demo_command,
+    deploy_command,
+    lab_command,
+    lint_command,
+    loadgen_command,
+    logs_command,
+    maintenance_command,
+    rules_command,
+    tools_command,
+)
 from clusterscope.rules.config import RulesConfigError
-
-try:
-    from clusterscope.analysis.periods import argv_with_periods
-    from clusterscope.commands import (
-        analysis_command,
-        bench_command,
-        changes_command,
-        dashboards_command,
-        demo_command,
-        deploy_command,
-        lab_command,
-        lint_command,
-        loadgen_command,
-        logs_command,
-        maintenance_command,
-        rules_command,
-        tools_command,
-    )
-except RulesConfigError as exc:  # the dashboards read rules/config.yaml when imported
-    raise SystemExit(f"clusterscope: {exc}") from None
 
 # Each provides `add_arguments(subparsers)`; the order is the order of `--help`.
 COMMANDS = [lab_command, tools_command, loadgen_command, analysis_command, changes_command,
@@ -45,9 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # `--before -2h..-1h`: argparse would take the period for an option
-    args = build_parser().parse_args(argv_with_periods(sys.argv[1:] if argv is None else argv))
     try:
+        # rules/config.yaml is read when first needed: some options' defaults come from it
+        # `--before -2h..-1h`: argparse would take the period for an option
+        args = build_parser().parse_args(argv_with_periods(sys.argv[1:] if argv is None
+                                                           else argv))
         return int(args.func(args) or 0)
     except RulesConfigError as exc:
         print(f"clusterscope: {exc}", file=sys.stderr)

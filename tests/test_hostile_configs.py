@@ -324,3 +324,23 @@ def test_authorization_header_never_raises(header: str | None) -> None:
     assert (user is None) == (password is None)
     if header == "basic QTpC":
         assert (user, password) == (b"A", b"B")
+
+
+def test_a_broken_rules_config_is_named_by_every_command(monkeypatch, capsys) -> None:
+    """The toolkit reads rules/config.yaml when a command needs it, not at import: a broken
+    file is one clear line and exit 2, not a traceback."""
+    import clusterscope.cli as cli
+    from clusterscope.rules import config
+
+    def broken(path: Path = CONFIG) -> dict:
+        raise RulesConfigError(f"{path}: ndb.memory_for: 'soon' is not a Prometheus duration")
+    monkeypatch.setattr(config, "load_config", broken)
+    config.shared.cache_clear()  # read once per process: this test's reading is the broken one
+    try:
+        for argv in (["changes", "--help"], ["compare", "--help"], ["lab", "status"]):
+            assert cli.main(argv) == 2, argv
+            err = capsys.readouterr().err
+            assert err.startswith("clusterscope: ") and "'soon' is not a Prometheus" in err
+            assert "Traceback" not in err
+    finally:
+        config.shared.cache_clear()

@@ -29,9 +29,16 @@ from clusterscope.rules.model import seconds
 QUERY = '{component="changes"}'
 FIELDS = ("cluster", "node", "node_id", "role", "kind", "name", "old", "new", "items",
           "details", "change_id", "step", "nodes_total", "since", "simulated")
-# rules/config.yaml `changes:` (the lab's change-judge and the CLI's defaults)
-DEFAULT_SETTLE = float(seconds(shared()["changes"]["settle"]))
-DEFAULT_PERIOD = float(seconds(shared()["changes"]["period"]))
+
+
+def default_settle() -> float:
+    """rules/config.yaml `changes.settle` (the lab's change-judge and the CLI's default)."""
+    return float(seconds(shared()["changes"]["settle"]))
+
+
+def default_period() -> float:
+    """rules/config.yaml `changes.period`."""
+    return float(seconds(shared()["changes"]["period"]))
 
 
 @dataclass(frozen=True)
@@ -173,8 +180,10 @@ class Judgement:
 
 
 def judge(vm: VM, change: Change, others: list[Change], quantities: list[Quantity], *,
-          settle: float = DEFAULT_SETTLE, period: float = DEFAULT_PERIOD,
+          settle: float | None = None, period: float | None = None,
           experiment: str | None = None, now: float | None = None) -> Judgement:
+    settle = default_settle() if settle is None else settle
+    period = default_period() if period is None else period
     before, after = change.periods(settle, period)
     now = time.time() if now is None else now
     overlaps = [o.change_id for o in others if o.change_id != change.change_id

@@ -21,7 +21,7 @@ from clusterscope.analysis import change_pages, svg
 from clusterscope.analysis.change_verdicts import Judgement
 from clusterscope.analysis.compare import Row, render_table
 from clusterscope.analysis.periods import Period
-from clusterscope.analysis.quantities import AGGREGATE_PHASES, COMPLETED_RESTART
+from clusterscope.analysis.quantities import COMPLETED_RESTART, aggregate_phases
 from clusterscope.analysis.restart_versions import completed_restarts
 from clusterscope.clients.vm import VM
 from clusterscope.rules.config import shared
@@ -30,7 +30,11 @@ from clusterscope.rules.fragments import ldm_cpu_percent
 SIM = '<span class="simulated">SIMULATED (NDB simulator, not a measurement)</span>'
 # mysqld_exporter probes NDB SQL nodes too (job ndb_sql), and a MariaDB without Galera still
 # reports wsrep_cluster_size: Galera's figures are the galera job's (rules/config.yaml)
-GALERA = shared()["selectors"]["galera"]
+
+
+def galera_selector() -> str:
+    """rules/config.yaml `selectors.galera`."""
+    return shared()["selectors"]["galera"]
 
 
 def _esc(s: object) -> str:
@@ -133,7 +137,7 @@ def restart_breakdown(vm: VM, period: Period) -> list[tuple[str, list[tuple[str,
         # an aggregate phase (for_local_recovery) sums others: drawn, it would double
         # the bar (417 s restarts drawn as 663 s)
         segs = sorted(((p, v) for p, v in r.phases.items()
-                       if v > 0 and p not in AGGREGATE_PHASES), key=lambda s: s[0])
+                       if v > 0 and p not in aggregate_phases()), key=lambda s: s[0])
         rest = r.total - sum(x for _, x in segs)
         if rest > 0.5:  # phases the view does not break out; the bar ends at the total
             segs.append(("other phases", rest))
@@ -202,7 +206,7 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
         "restarts": provenance(vm, "ndb_restart_total_seconds", period),
         "cpu": provenance(vm, 'ndb_thread_cpu_percent{thread_name="ldm"}', period),
         "galera": provenance(vm, f'{{__name__=~"galera_recovery_last_duration_seconds'
-                                 f'|mysql_global_status_wsrep_cluster_size",{GALERA}}}',
+                                 f'|mysql_global_status_wsrep_cluster_size",{galera_selector()}}}',
                              period),
     }
     real = sorted({c for p in sections.values() for c in p.real})
@@ -276,7 +280,7 @@ def build(vm: VM, period: Period, comparison: tuple[Period, Period, list[Row]] |
                  f"{r['seconds']:.1f} s", _ts(r["end"])] for r in recs]) if recs else
         "<p class='empty'>no recovery in this period</p>")
     node = "{cluster} {node}" if len(ga.real + ga.simulated) > 1 else "{node}"
-    add(svg.line_chart(_lines(vm, f"mysql_global_status_wsrep_cluster_size{{{GALERA}}}",
+    add(svg.line_chart(_lines(vm, f"mysql_global_status_wsrep_cluster_size{{{galera_selector()}}}",
                               period, node),
                        f"wsrep cluster size per node{ga.tag()}", ""))
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from clusterscope.analysis.compare import event_times
 from clusterscope.analysis.periods import Period
-from clusterscope.analysis.quantities import AGGREGATE_PHASES, COMPLETED_RESTART, RESTART_DONE
+from clusterscope.analysis.quantities import COMPLETED_RESTART, RESTART_DONE, aggregate_phases
 from clusterscope.clients.vm import VM
 from clusterscope.stats import Summary, welch
 
@@ -79,7 +79,7 @@ def side_by_side(restarts: list[Restart], old: str, new: str) -> list[dict]:
     Welch interval. Aggregate phases (sums of others) are left out."""
     groups = by_version(restarts)
     a, b = groups.get(old, []), groups.get(new, [])
-    phases = sorted({p for r in a + b for p in r.phases if p not in AGGREGATE_PHASES})
+    phases = sorted({p for r in a + b for p in r.phases if p not in aggregate_phases()})
     rows = []
     for phase in [TOTAL, *phases]:
         sa, sb = Summary.of(_values(a, phase)), Summary.of(_values(b, phase))

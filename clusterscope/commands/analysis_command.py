@@ -12,7 +12,7 @@ from pathlib import Path
 from clusterscope.analysis import change_verdicts, compare, report
 from clusterscope.analysis.baseline import pin_to_vm
 from clusterscope.analysis.periods import FORMS, Period, PeriodError
-from clusterscope.analysis.quantities import DEFAULT_QUANTITIES
+from clusterscope.analysis.quantities import default_quantities
 from clusterscope.clients.vlogs import VLogsError
 from clusterscope.clients.vm import VMError
 from clusterscope.commands import vm_options
@@ -56,10 +56,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="also include the comparison of a pinned baseline with --after")
     r.add_argument("--after", metavar="START..END",
                    help="with --before-baseline: the period after (default: --period)")
-    r.add_argument("--change-settle", type=parse_duration, default=change_verdicts.DEFAULT_SETTLE,
+    r.add_argument("--change-settle", type=parse_duration, default=change_verdicts.default_settle(),
                    help="each change's comparison leaves this out after its last step"
                         " (default 2m)")
-    r.add_argument("--change-period", type=parse_duration, default=change_verdicts.DEFAULT_PERIOD,
+    r.add_argument("--change-period", type=parse_duration, default=change_verdicts.default_period(),
                    help="each side of a change's comparison (default 1h)")
     r.add_argument("--logs-url", help="the VictoriaLogs with the change lines (default"
                    f" ${endpoints.VLOGS_URL_ENV}, else the lab's); without one the report"
@@ -81,7 +81,7 @@ def _common(p: argparse.ArgumentParser, write: bool = False) -> None:
 
 def _quantities(args: argparse.Namespace) -> list[compare.Quantity]:
     if not args.quantities:
-        quantities = list(DEFAULT_QUANTITIES)
+        quantities = list(default_quantities())
     else:
         names = {f.name for f in fields(compare.Quantity)}
         items = json.loads(Path(args.quantities).read_text())

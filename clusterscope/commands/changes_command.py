@@ -29,10 +29,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         " default 24h")
     p.add_argument("--until", default="now", metavar="TIME", help="changes up to (default now)")
     p.add_argument("--cluster", help="only this cluster")
-    p.add_argument("--settle", type=parse_duration, default=change_verdicts.DEFAULT_SETTLE,
+    p.add_argument("--settle", type=parse_duration, default=change_verdicts.default_settle(),
                    help="left out after a change's last step before the period after"
                         " (default 2m)")
-    p.add_argument("--period", type=parse_duration, default=change_verdicts.DEFAULT_PERIOD,
+    p.add_argument("--period", type=parse_duration, default=change_verdicts.default_period(),
                    help="each side of the comparison; long enough for the loadgen's cycle"
                         " to run every experiment on both sides (default 1h)")
     p.add_argument("--experiment", help="compare only this loadgen experiment")
