@@ -21,7 +21,7 @@ from clusterscope.commands import (
     rules_command,
     tools_command,
 )
-from clusterscope.rules.config import RulesConfigError
+from clusterscope.rules.rules_config import RulesConfigError
 
 # Each provides `add_arguments(subparsers)`; the order is the order of `--help`.
 COMMANDS = [lab_command, tools_command, loadgen_command, analysis_command, changes_command,

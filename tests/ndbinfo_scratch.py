@@ -29,7 +29,7 @@ from ndbinfo_exporter.state import ExporterState, RestartLedger
 from clusterscope.bench.synthetic import VIEWS
 from clusterscope.lab import mariadb
 from clusterscope.lab.core import Lab
-from clusterscope.ndbsim import ddl
+from clusterscope.ndbsim import view_ddl
 
 REPO = Path(__file__).resolve().parents[1]
 USER = "ndbinfo_exporter"
@@ -223,7 +223,7 @@ def serve() -> Iterator[Scratch]:
 
 
 def base_insert(sql_cur, version: str, table: str, rows: list[dict]) -> None:
-    cols = [c for c, _ in next(t for t in ddl.base_tables_for(version)
+    cols = [c for c, _ in next(t for t in view_ddl.base_tables_for(version)
                                if t.name == table).columns_for(version)]
     for row in rows:
         unknown = set(row) - set(cols)

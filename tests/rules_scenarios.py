@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from clusterscope.rules import generate
-from clusterscope.rules.config import load_config
+from clusterscope.rules.rules_config import load_config
 
 STEP = 5  # seconds between samples (the lab's scrape and rule evaluation interval)
 NDB = {"job": "ndbinfo", "instance": "127.0.0.1:9723", "cluster": "lab-ndb",

@@ -96,7 +96,7 @@ def test_replica_fires_when_promtool_fires_against_the_day_old_period(tmp_path, 
 @pytest.mark.tools("promtool")
 def test_replica_fires_when_promtool_fires_against_a_pin(tmp_path) -> None:
     """The committed settings, a pin (mean, SE, units of an hour) and a 5-point step."""
-    from clusterscope.rules.config import load_config
+    from clusterscope.rules.rules_config import load_config
     lc = load_config()["loadgen"]
     p = replica.RuleParams.from_config(lc, interval=60, scrape=15)
     end = 4 * 3600
@@ -133,7 +133,7 @@ def test_vmalert_replaying_the_committed_rule_fires_where_the_replica_does() -> 
     import os
 
     from clusterscope.bench import alarm_vmalert
-    from clusterscope.rules.config import load_config
+    from clusterscope.rules.rules_config import load_config
     p = replica.RuleParams.from_config(load_config()["loadgen"])
     end = 30 * 3600
     series = {"stepped": replica.scrape(_units(5, 30, 0.03, step_at=26 * 3600, step=0.05),

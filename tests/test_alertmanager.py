@@ -28,7 +28,7 @@ from lanes import starts
 from clusterscope import gotools
 from clusterscope import maintenance as mw
 from clusterscope.rules import alertmanager, generate
-from clusterscope.rules.config import load_config
+from clusterscope.rules.rules_config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ from clusterscope.analysis import change_verdicts
 from clusterscope.analysis.change_verdicts import Change, Judgement, Step
 from clusterscope.analysis.compare import Row
 from clusterscope.analysis.periods import Period
-from clusterscope.stats import Summary, welch
+from clusterscope.inference import Summary, welch
 
 T = 1_800_000_000.0
 

@@ -22,7 +22,7 @@ from ndbinfo_scratch import (
 )
 
 from clusterscope.bench.synthetic import VIEWS
-from clusterscope.ndbsim import ddl
+from clusterscope.ndbsim import view_ddl
 
 
 def test_shared_view_descriptions_match_the_real_desc_output() -> None:
@@ -31,7 +31,7 @@ def test_shared_view_descriptions_match_the_real_desc_output() -> None:
     for view, (file, name) in FROM_FIXTURES.items():
         real = [(c, t.split()[0].lower().replace("int", "int unsigned") if "unsigned" in t
                  else t.lower()) for c, t in fixture_desc(file, name)]
-        ours = [(c, t.lower()) for c, t, _ in ddl.expected_columns("7.6")[view]]
+        ours = [(c, t.lower()) for c, t, _ in view_ddl.expected_columns("7.6")[view]]
         assert ours == real, view
         assert [c for c, _ in VIEWS[view]] == [c for c, _ in real], view
 
@@ -45,7 +45,7 @@ def test_real_view_definitions_per_version(scratch_sql: Scratch, sql_cur, tmp_pa
     enum decodes and aggregation happen in the views, the exporter reads them unchanged."""
     sql_cur.execute("DROP DATABASE ndbinfo")
     sql_cur.execute("CREATE DATABASE ndbinfo")
-    for stmt in ddl.ddl(profile).statements():
+    for stmt in view_ddl.ddl(profile).statements():
         sql_cur.execute(stmt)
     base_insert(sql_cur, profile, "ndb$nodes", [
         {"node_id": 1, "uptime": 100, "status": 3, "start_phase": 0, "config_generation": 1},
@@ -62,7 +62,7 @@ def test_real_view_definitions_per_version(scratch_sql: Scratch, sql_cur, tmp_pa
         # 7.x lists the reporting node's own slot: not a link
         {"node_id": 1, "remote_node_id": 1, "connection_status": 2, "remote_address": "-",
          "bytes_sent": 0, "bytes_received": 0}])
-    details = [t for t in ddl.base_tables_for(profile) if t.name == "ndb$transporter_details"]
+    details = [t for t in view_ddl.base_tables_for(profile) if t.name == "ndb$transporter_details"]
     if details:
         have = {c for c, _ in details[0].columns_for(profile)}
         base_insert(sql_cur, profile, "ndb$transporter_details", [{k: v for k, v in {
@@ -74,7 +74,7 @@ def test_real_view_definitions_per_version(scratch_sql: Scratch, sql_cur, tmp_pa
          "used": 10, "total": 100, "entry_size": 32768}])
     # the kernel's numbers: a transaction in Dbtc's CS_STARTED (2), its row lock (op_flags:
     # exclusive 0x10 | owner 0x40 | holding 0x80 | UPDATE 1) and a request waiting behind it
-    bases = {t.name for t in ddl.base_tables_for(profile)}
+    bases = {t.name for t in view_ddl.base_tables_for(profile)}
     base_insert(sql_cur, profile, "ndb$dbtc_apiconnect_state", [
         dict(zip(("state_int_value", "state_name", "state_friendly_name",
                   "state_description"), row, strict=True))
@@ -138,7 +138,7 @@ def test_views_a_version_lacks_are_unsupported_and_said_once(scratch_sql: Scratc
     is `supported 0` on every scrape and logged once; the issue's other views are there."""
     sql_cur.execute("DROP DATABASE ndbinfo")
     sql_cur.execute("CREATE DATABASE ndbinfo")
-    for stmt in ddl.ddl("7.6").statements():
+    for stmt in view_ddl.ddl("7.6").statements():
         sql_cur.execute(stmt)
     scraper = make_scraper(scratch_sql, tmp_path / "s.json")
     with caplog.at_level(logging.INFO, logger="ndbinfo_exporter.scrape"):

@@ -16,7 +16,7 @@ from ndbinfo_exporter import schema
 from ndbinfo_exporter.collectors import BY_NAME
 from ndbinfo_scratch import Scratch, base_dictionary, base_insert, insert, make_scraper
 
-from clusterscope.ndbsim import ddl
+from clusterscope.ndbsim import view_ddl
 
 
 def scrape(scratch: Scratch, tmp_path: Path, slow_interval: float = 0.0) -> Samples:
@@ -154,7 +154,7 @@ def test_lock_counters_through_the_real_view_definitions(scratch_sql: Scratch, s
     for profile in ("7.6", "8.4"):
         sql_cur.execute("DROP DATABASE ndbinfo")
         sql_cur.execute("CREATE DATABASE ndbinfo")
-        for stmt in ddl.ddl(profile).statements():
+        for stmt in view_ddl.ddl(profile).statements():
             sql_cur.execute(stmt)
         base_insert(sql_cur, profile, "ndb$nodes", [
             {"node_id": 1, "uptime": 100, "status": 3, "start_phase": 0,

@@ -33,7 +33,7 @@ from ndbinfo_exporter.web import settings as web_settings
 
 from clusterscope.analysis.periods import Period, PeriodError, parse_time
 from clusterscope.rules import generate
-from clusterscope.rules.config import CONFIG, RulesConfigError, check, load_config
+from clusterscope.rules.rules_config import CONFIG, RulesConfigError, check, load_config
 
 # Values a hand edit or a hostile file can put anywhere.
 hostile_scalar = st.one_of(
@@ -330,7 +330,7 @@ def test_a_broken_rules_config_is_named_by_every_command(monkeypatch, capsys) ->
     """The toolkit reads rules/config.yaml when a command needs it, not at import: a broken
     file is one clear line and exit 2, not a traceback."""
     import clusterscope.cli as cli
-    from clusterscope.rules import config
+    from clusterscope.rules import rules_config as config
 
     def broken(path: Path = CONFIG) -> dict:
         raise RulesConfigError(f"{path}: ndb.memory_for: 'soon' is not a Prometheus duration")

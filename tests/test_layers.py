@@ -77,10 +77,10 @@ def test_a_circle_inside_a_package_is_caught(copy: Path) -> None:
 
 def test_a_product_importing_the_toolkit_is_caught(copy: Path) -> None:
     target = copy / "exporters" / "ndbinfo_exporter" / "scraper.py"
-    old = _append(target, "import clusterscope.stats  # noqa")
+    old = _append(target, "import clusterscope.inference  # noqa")
     try:
         proc = _lint(copy)
     finally:
         target.write_text(old)
     assert proc.returncode != 0
-    assert "ndbinfo_exporter.scraper -> clusterscope.stats" in proc.stdout
+    assert "ndbinfo_exporter.scraper -> clusterscope.inference" in proc.stdout

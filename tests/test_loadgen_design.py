@@ -124,7 +124,7 @@ def test_the_seed_profile_is_the_field_facts_run() -> None:
         "nofk": "users_posts", "fk2": "users_posts_fk", "fk1": "users_posts_fk1"}
     assert seed.primary == "fk2" and not seed.cycle and seed.design is None
     assert 16 + int(seed.options["message_len"]) == 166  # ~168-byte records
-    from clusterscope_loadgen.cli import cycle_names
+    from clusterscope_loadgen.commandline import cycle_names
     assert "fk_seed" not in cycle_names(config.load(), "galera", None)
     assert "fk_seed" in cycle_names(config.load(), "galera", "fk_seed")
 

@@ -11,7 +11,7 @@ from helpers import eventually
 
 from clusterscope.clients.vm import VM
 from clusterscope.lab.monitoring_part import LAB_RULE_OVERRIDES
-from clusterscope.rules.config import load_config
+from clusterscope.rules.rules_config import load_config
 
 pytestmark = pytest.mark.lab
 

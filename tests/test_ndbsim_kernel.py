@@ -10,7 +10,7 @@ import statistics
 
 from ndbinfo_exporter import schema
 
-from clusterscope.ndbsim import ddl, rows, scenario
+from clusterscope.ndbsim import rows, scenario, view_ddl
 from clusterscope.ndbsim.model import Model
 from clusterscope.ndbsim.workload import TABLE_ID0
 
@@ -27,7 +27,7 @@ def model(version: str = "8.0", seconds: int = 30, **faults: object) -> Model:
 
 
 def table(m: Model, base: str, view: str) -> list[dict]:
-    cols = [n for n, _ in ddl.base_table(schema.view(view)).columns]
+    cols = [n for n, _ in view_ddl.base_table(schema.view(view)).columns]
     return [dict(zip(cols, r, strict=True)) for r in rows.tables(m)[base][1]]
 
 

@@ -12,8 +12,8 @@ from helpers import eventually
 from ndbinfo_exporter import schema
 
 from clusterscope.lab import mariadb
-from clusterscope.ndbsim import ddl
 from clusterscope.ndbsim import restart as rs
+from clusterscope.ndbsim import view_ddl
 
 pytestmark = pytest.mark.lab
 
@@ -40,8 +40,8 @@ def columns(conn, db: str) -> dict[str, list[tuple[str, str, bool]]]:
 
 
 def expected(version: str) -> dict[str, list[tuple[str, str, bool]]]:
-    return {t: [(c, ddl.desc_type(ty), n) for c, ty, n in cols]
-            for t, cols in ddl.expected_columns(version).items()}
+    return {t: [(c, view_ddl.desc_type(ty), n) for c, ty, n in cols]
+            for t, cols in view_ddl.expected_columns(version).items()}
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_other_version_profiles_create_the_reference_columns(sim, version: str) 
         with conn.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS {db}")
             cur.execute(f"CREATE DATABASE {db}")
-            for stmt in ddl.ddl(version, db).statements():
+            for stmt in view_ddl.ddl(version, db).statements():
                 cur.execute(stmt)
         assert columns(conn, db) == expected(version)
     finally:

@@ -10,8 +10,8 @@ from pathlib import Path
 from helpers import shared_fixture
 from ndbinfo_exporter import schema
 
-from clusterscope.ndbsim import ddl, scenario
 from clusterscope.ndbsim import restart as rs
+from clusterscope.ndbsim import scenario, view_ddl
 
 
 def desc_blocks(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
@@ -49,9 +49,9 @@ def test_schema_equals_every_recorded_desc() -> None:
             "table_distribution_status", "ndb$table_distribution_status_all",
             "table_fragments", "ndb$table_fragments_all", "table_replicas",
             "ndb$table_replicas_all"} <= set(rec)
-    expected = ddl.expected_columns("7.6")  # the recording is of the 7.6 / early 8.0 era
+    expected = view_ddl.expected_columns("7.6")  # the recording is of the 7.6 / early 8.0 era
     for name, cols in rec.items():
-        ours = [(c, ddl.desc_type(t), n) for c, t, n in expected[name]]
+        ours = [(c, view_ddl.desc_type(t), n) for c, t, n in expected[name]]
         assert ours == cols, name
 
 
@@ -101,8 +101,8 @@ def test_versions_have_the_views_and_columns_their_release_has() -> None:
     assert len(schema.tc_time_track_bounds()) == 32
     pg = schema.pgman_time_track_bounds()
     assert pg[:4] == [0, 16, 32, 64] and len(pg) == 20 and pg[-1] == 2**32 - 1
-    mem75 = ddl.ddl("7.5").views
-    mem80 = ddl.ddl("8.0").views
+    mem75 = view_ddl.ddl("7.5").views
+    mem80 = view_ddl.ddl("8.0").views
     assert any("Index memory" in s for s in mem75)
     assert not any("Index memory" in s for s in mem80)
 

@@ -25,7 +25,7 @@ import pytest
 import yaml
 from clusterscope_inventory.alerting import ConfigWriter
 from clusterscope_inventory.description import DescriptionError, load, parse
-from clusterscope_loadgen import cli as loadgen_cli
+from clusterscope_loadgen import commandline as loadgen_cli
 from helpers import eventually
 from hypothesis import given
 from hypothesis import strategies as st

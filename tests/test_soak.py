@@ -193,7 +193,7 @@ def test_the_table_names_only_alerts_the_rules_define() -> None:
     import yaml
 
     from clusterscope.rules import generate
-    from clusterscope.rules.config import load_config
+    from clusterscope.rules.rules_config import load_config
     known = set()
     for text in generate.render_files(load_config()).values():
         for g in yaml.safe_load(text).get("groups", []):

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from clusterscope.stats import (
+from clusterscope.inference import (
     Summary,
     clopper_pearson,
     fieller,

@@ -18,7 +18,7 @@ import re
 import time
 
 from clusterscope.clients.vm import VM
-from clusterscope.rules.config import shared
+from clusterscope.rules.rules_config import shared
 
 COMPARISON = ("cluster", "engine", "experiment", "variant", "baseline")
 

@@ -23,8 +23,8 @@ from clusterscope.analysis.periods import Period
 from clusterscope.clients.vlogs import VLogs
 from clusterscope.clients.vm import VM
 from clusterscope.logs.logsql import quote
-from clusterscope.rules.config import shared
-from clusterscope.rules.model import seconds
+from clusterscope.rules.rule_model import seconds
+from clusterscope.rules.rules_config import shared
 
 QUERY = '{component="changes"}'
 FIELDS = ("cluster", "node", "node_id", "role", "kind", "name", "old", "new", "items",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from clusterscope.analysis.periods import Period
 from clusterscope.clients.vm import VM
-from clusterscope.stats import Difference, Summary, welch
+from clusterscope.inference import Difference, Summary, welch
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ series' `simulated` label is kept through aggregations so its row can say SIMULA
 from __future__ import annotations
 
 from clusterscope.analysis.compare import Quantity
-from clusterscope.rules.config import shared
 from clusterscope.rules.fragments import ldm_cpu_percent, restart_completed
+from clusterscope.rules.rules_config import shared
 
 # A restart's figures count once it completed.
 COMPLETED_RESTART = f"and on(cluster, node_id) ({restart_completed('ndb_restart_status')})"

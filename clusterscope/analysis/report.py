@@ -24,8 +24,8 @@ from clusterscope.analysis.periods import Period
 from clusterscope.analysis.quantities import COMPLETED_RESTART, aggregate_phases
 from clusterscope.analysis.restart_versions import completed_restarts
 from clusterscope.clients.vm import VM
-from clusterscope.rules.config import shared
 from clusterscope.rules.fragments import ldm_cpu_percent
+from clusterscope.rules.rules_config import shared
 
 SIM = '<span class="simulated">SIMULATED (NDB simulator, not a measurement)</span>'
 # mysqld_exporter probes NDB SQL nodes too (job ndb_sql), and a MariaDB without Galera still

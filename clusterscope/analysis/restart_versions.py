@@ -18,7 +18,7 @@ from clusterscope.analysis.compare import event_times
 from clusterscope.analysis.periods import Period
 from clusterscope.analysis.quantities import COMPLETED_RESTART, RESTART_DONE, aggregate_phases
 from clusterscope.clients.vm import VM
-from clusterscope.stats import Summary, welch
+from clusterscope.inference import Summary, welch
 
 TOTAL = "total"
 

@@ -36,8 +36,8 @@ from clusterscope.bench import alarm_replica as replica
 from clusterscope.bench.ab_calibration import RECORD, CalPlan, record
 from clusterscope.bench.ab_validity import MECHANISMS_CONFIG, estimand_designs
 from clusterscope.bench.loadgen_ab import galera
-from clusterscope.rules.config import load_config
-from clusterscope.stats import poisson_interval
+from clusterscope.inference import poisson_interval
+from clusterscope.rules.rules_config import load_config
 
 DAY, HOUR = 86400.0, 3600.0
 

@@ -35,7 +35,7 @@ from clusterscope_loadgen.target import Target
 
 from clusterscope.bench.ab_validity import MECHANISMS, MECHANISMS_CONFIG, estimand_designs
 from clusterscope.bench.loadgen_ab import galera
-from clusterscope.stats import clopper_pearson, variance_band
+from clusterscope.inference import clopper_pearson, variance_band
 
 RECORD = Path(os.environ.get("CLUSTERSCOPE_BENCH_RECORD",
                              Path.home() / ".cache" / "clusterscope" / "bench" / "ab-units.json"))

@@ -29,7 +29,7 @@ from clusterscope_loadgen.stats import paired
 from clusterscope_loadgen.target import Target
 
 from clusterscope.bench.loadgen_ab import galera
-from clusterscope.stats import fieller
+from clusterscope.inference import fieller
 
 MECHANISMS_CONFIG = Path(config.__file__).with_name("mechanisms.yaml")
 # kind -> (the variant carrying the cost, where the cost occurs in a real cluster)

@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from clusterscope.rules.model import seconds
+from clusterscope.rules.rule_model import seconds
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from pathlib import Path
 import yaml
 
 from clusterscope.bench.cli_runner import fresh_lab, run_cli
-from clusterscope.stats import paired
+from clusterscope.inference import paired
 
 EXPORTER_ACCOUNTS = {"mysqld-exporter": "clusterscope_exporter",
                      "ndb-exporter": "ndbinfo_exporter"}

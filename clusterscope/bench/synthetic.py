@@ -12,7 +12,7 @@ from typing import Any
 
 from ndbinfo_exporter import schema
 
-from clusterscope.ndbsim import ddl
+from clusterscope.ndbsim import view_ddl
 
 PROFILE = "8.0"
 READ = ("nodes", "membership", "processes", "config_nodes", "threads", "cpustat", "threadstat",
@@ -23,7 +23,7 @@ READ = ("nodes", "membership", "processes", "config_nodes", "threads", "cpustat"
         "memory_per_fragment", "locks_per_fragment")
 # view -> [(column, SQL type)] as the view shows them, from the shared descriptions
 VIEWS: dict[str, list[tuple[str, str]]] = {
-    v: [(c, t) for c, t, _ in ddl.expected_columns(PROFILE)[v]] for v in READ}
+    v: [(c, t) for c, t, _ in view_ddl.expected_columns(PROFILE)[v]] for v in READ}
 
 OTHER_THREADS = ["main", "rep", "recv", "tc", "tc", "send"]  # 6 non-LDM block threads
 NDBFS = schema.BLOCK_NUMBER["NDBFS"]  # pgman_time_track_stats' block_number (schema.py)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from clusterscope_loadgen import cli as product
+from clusterscope_loadgen import commandline as product
 from clusterscope_loadgen import config, designs, estimators
 
 from clusterscope.lab import lab_description

@@ -10,7 +10,7 @@ from clusterscope.dashboards import kit
 from clusterscope.dashboards.host_dashboard import host_row
 from clusterscope.dashboards.logs_dashboard import galera_annotations
 from clusterscope.dashboards.uids import EXPERIMENTS, GALERA, LOGS, NDB_OVERVIEW
-from clusterscope.rules.config import shared
+from clusterscope.rules.rules_config import shared
 
 FC_PAUSED = "cluster_node:mysql_global_status_wsrep_flow_control_paused_ns:ratio_rate1m"
 C = 'cluster="$cluster"'

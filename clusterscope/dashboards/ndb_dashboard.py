@@ -20,12 +20,12 @@ from clusterscope.dashboards.uids import (
     NDB_OVERVIEW,
     NDB_RESTARTS,
 )
-from clusterscope.rules.config import shared
 from clusterscope.rules.fragments import (
     ldm_cpu_percent,
     restart_in_progress,
     thread_cpu_percent,
 )
+from clusterscope.rules.rules_config import shared
 
 C = 'cluster="$cluster"'
 N = 'node_id=~"$node_id"'   # multi-value node selection (overview, restarts)

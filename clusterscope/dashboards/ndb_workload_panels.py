@@ -7,7 +7,7 @@ from __future__ import annotations
 from grafana_foundation_sdk.builders import dashboard as dash
 
 from clusterscope.dashboards import kit
-from clusterscope.rules.config import shared
+from clusterscope.rules.rules_config import shared
 
 CFG = shared()["ndb"]
 

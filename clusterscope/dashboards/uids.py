@@ -5,7 +5,7 @@ They live in rules/config.yaml (`dashboards:`), which the rules read too.
 
 from __future__ import annotations
 
-from clusterscope.rules.config import shared
+from clusterscope.rules.rules_config import shared
 
 TAG = "clusterscope"
 _UIDS: dict[str, str] = shared()["dashboards"]

@@ -69,7 +69,7 @@ def write_rules(lab: Lab) -> str:
     """The lab's rule files (generated, with LAB_RULE_OVERRIDES); the glob of the metric
     rules (the log rules are in the vlogs/ directory below it: LOG_RULES)."""
     from clusterscope.rules import generate
-    from clusterscope.rules.config import load_config
+    from clusterscope.rules.rules_config import load_config
 
     c = load_config()
     for section, values in LAB_RULE_OVERRIDES.items():

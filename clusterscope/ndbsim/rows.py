@@ -1,6 +1,6 @@
 """The simulated cluster rendered as the rows of every `ndb$` table the SQL node serves.
 
-Column lists come from the exporter's view catalogue (`ddl.base_table`), so a column added
+Column lists come from the exporter's view catalogue (`view_ddl.base_table`), so a column added
 there is a column the simulator must fill here; the values are the model's state.
 """
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from ndbinfo_exporter import schema
 
-from clusterscope.ndbsim import ddl, workload_rows
 from clusterscope.ndbsim import restart as rs
+from clusterscope.ndbsim import view_ddl, workload_rows
 from clusterscope.ndbsim.workload import PAGE, TABLE_ID0
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ START_PHASE = {4: 1, 5: 2, 6: 2, 7: 3, 8: 3, 9: 3, 10: 3, 11: 4, 12: 4, 13: 4, 1
 
 
 def _bcols(view: str) -> list[str]:
-    return ddl.base_columns(view)
+    return view_ddl.base_columns(view)
 
 
 def mysql_version(version: str) -> str:

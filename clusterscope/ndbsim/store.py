@@ -19,7 +19,7 @@ from pathlib import Path
 import pymysql
 from ndbinfo_exporter import schema
 
-from clusterscope.ndbsim import ddl
+from clusterscope.ndbsim import view_ddl
 
 DB = "ndbinfo"
 SIM_DB = "ndbsim"
@@ -92,7 +92,7 @@ class Store:
                 cur.execute(stmt)
             cur.execute(f"DROP DATABASE IF EXISTS {DB}")
             cur.execute(f"CREATE DATABASE {DB} DEFAULT CHARSET latin1")
-            for stmt in ddl.ddl(self.version, DB).tables:
+            for stmt in view_ddl.ddl(self.version, DB).tables:
                 cur.execute(stmt)
             cur.execute(NOT_SERVED_DDL)
             cur.execute(SCAN_ERROR_DDL)
@@ -102,7 +102,7 @@ class Store:
                     cur.execute(f"GRANT EXECUTE ON FUNCTION {DB}.{fn} TO %s@%s",
                                 (user, host))
         self._base_cols = {t.name: [n for n, _ in t.columns_for(self.version)]
-                           for t in ddl.base_tables_for(self.version)}
+                           for t in view_ddl.base_tables_for(self.version)}
         self.last.clear()
         self.apply_views(offline, broken or set())
 
@@ -131,13 +131,13 @@ class Store:
                     continue
                 where = (OFFLINE_WHERE if offline
                          else skew_where if v.name in unserved else "")
-                cur.execute(ddl.create_view_sql(v, self.version, DB, where))
+                cur.execute(view_ddl.create_view_sql(v, self.version, DB, where))
 
     def _scan_error_view(self, v: schema.View) -> str:
         """A view whose every scan fails with the scan error, also when its base table is
         empty (a condition on the rows is never evaluated without rows): its rows plus one
         row from DUAL whose condition raises."""
-        rows = ddl.select_sql(v, self.version, DB, f"{DB}.{SCAN_ERROR_FUNCTION}() = 0")
+        rows = view_ddl.select_sql(v, self.version, DB, f"{DB}.{SCAN_ERROR_FUNCTION}() = 0")
         nulls = ", ".join(f"NULL AS `{c.name}`" for c in v.columns_for(self.version))
         return (f"CREATE OR REPLACE DEFINER=`root`@`localhost` SQL SECURITY INVOKER VIEW"
                 f" `{DB}`.`{v.name}` AS SELECT * FROM ({rows}) AS r UNION ALL SELECT {nulls}"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ndbinfo_exporter import schema
 
-from clusterscope.ndbsim import ddl
+from clusterscope.ndbsim import view_ddl
 from clusterscope.ndbsim.workload import API_BLOCK, PAGE
 from clusterscope.ndbsim.workload import TABLE_SHARE_OF_DATA_MEMORY as TABLE_SHARE
 
@@ -31,30 +31,30 @@ def tables(sim: Model, live: list[Node]) -> dict[str, Rows]:
     out: dict[str, Rows] = {
         "ndb$dbtc_apiconnect_state": ([n for n, _ in lookup.columns],
                                       list(schema.DBTC_APICONNECT_STATE)),
-        "ndb$dict_obj_types": (ddl.base_columns("dict_obj_types"), list(schema.DICT_OBJ_TYPE)),
-        "ndb$dict_obj_info": (ddl.base_columns("dict_obj_info"), wk.dict_rows()),
+        "ndb$dict_obj_types": (view_ddl.base_columns("dict_obj_types"), list(schema.DICT_OBJ_TYPE)),
+        "ndb$dict_obj_info": (view_ddl.base_columns("dict_obj_info"), wk.dict_rows()),
     }
     mem = []
     for n in live:
         frags = [(tid, f) for tid, f, grp, _ in sim.fragments if n.id in sc.group_nodes(grp)]
         mem += wk.fragment_memory(n.id, min(n.data_pages, sc.data_memory_gb * 2**30 / PAGE)
                                   * PAGE * TABLE_SHARE, frags, sc.ldm)
-    out["ndb$frag_mem_use"] = (ddl.base_columns("memory_per_fragment"), mem)
+    out["ndb$frag_mem_use"] = (view_ddl.base_columns("memory_per_fragment"), mem)
     live_ids = {n.id for n in live}
-    out["ndb$transactions"] = (ddl.base_columns("cluster_transactions"), [
+    out["ndb$transactions"] = (view_ddl.base_columns("cluster_transactions"), [
         (t.node, t.tc, t.objid, (API_BLOCK + t.tc) << 16 | t.api, t.transid & 0xFFFFFFFF,
          t.transid >> 32, t.state, 0, t.ops, t.outstanding, int(t.inactive))
         for t in wk.transactions if t.node in live_ids])
-    out["ndb$acc_operations"] = (ddl.base_columns("cluster_locks"), [
+    out["ndb$acc_operations"] = (view_ddl.base_columns("cluster_locks"), [
         (lk.node, lk.ldm, lk.table, lk.fragment, lk.rowid, lk.transid & 0xFFFFFFFF,
          lk.transid >> 32, lk.op_id, lk.flags, lk.prev_serial, 0, lk.prev_parallel, 0,
          lk.millis, 0)
         for lk in wk.locks if lk.node in live_ids])
-    out["ndb$frag_locks"] = (ddl.base_columns("locks_per_fragment"), [
+    out["ndb$frag_locks"] = (view_ddl.base_columns("locks_per_fragment"), [
         (n.id, ldm, table, fragment, *[int(v) for v in counts])
         for n in live for (ldm, table, fragment), counts
         in sorted(wk.node(n.id).frag_locks.items())])
-    out["ndb$diskpagebuffer"] = (ddl.base_columns("diskpagebuffer"), [
+    out["ndb$diskpagebuffer"] = (view_ddl.base_columns("diskpagebuffer"), [
         (n.id, inst, *[int(d.get(c, 0.0)) for c in DPB_COLUMNS])
         for n in live for inst, d in sorted(wk.node(n.id).dpb.items())])
     out.update(_histograms(sim, live))
@@ -71,7 +71,7 @@ def _histograms(sim: Model, live: list[Node]) -> dict[str, Rows]:
         return cache[1]
     wk = sim.work
     tc_bounds, pg_bounds = schema.tc_time_track_bounds(), schema.pgman_time_track_bounds()
-    tc_cols = ddl.base_columns("tc_time_track_stats")[5:]
+    tc_cols = view_ddl.base_columns("tc_time_track_stats")[5:]
     tc_rows, pg_rows = [], []
     dbtc, ndbfs = schema.BLOCK_NUMBER["DBTC"], schema.BLOCK_NUMBER["NDBFS"]
     for n in live:
@@ -85,8 +85,8 @@ def _histograms(sim: Model, live: list[Node]) -> dict[str, Rows]:
             for i, bound in enumerate(pg_bounds):
                 pg_rows.append((n.id, ndbfs, inst, bound,
                                 *[ranges[c][i] for c in PGMAN_COLUMNS]))
-    rows = {"ndb$tc_time_track_stats": (ddl.base_columns("tc_time_track_stats"), tc_rows),
-            "ndb$pgman_time_track_stats": (ddl.base_columns("pgman_time_track_stats"),
+    rows = {"ndb$tc_time_track_stats": (view_ddl.base_columns("tc_time_track_stats"), tc_rows),
+            "ndb$pgman_time_track_stats": (view_ddl.base_columns("pgman_time_track_stats"),
                                            pg_rows)}
     sim.histogram_rows = (sim.wall_total, rows)
     return rows

@@ -12,7 +12,7 @@ as every alert; the sample is held `changes.effect_hold` so the notification goe
 
 from __future__ import annotations
 
-from clusterscope.rules.model import Alert, Group, Runbook
+from clusterscope.rules.rule_model import Alert, Group, Runbook
 
 FIRST_STEPS = """First, with the toolkit pointed at the stack's VictoriaMetrics and VictoriaLogs
 (`--vm URL --logs-url URL`, or the environment):

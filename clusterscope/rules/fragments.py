@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ndbinfo_exporter.schema import RESTART_COMPLETED, RESTART_FAILURE, RESTART_NO_INFO
 
-from clusterscope.rules.config import shared
+from clusterscope.rules.rules_config import shared
 
 
 def _sel(*matchers: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from clusterscope.rules import galera_membership, galera_recovery, galera_replication
 from clusterscope.rules.galera_membership import ST
-from clusterscope.rules.model import WITHOUT, Group
+from clusterscope.rules.rule_model import WITHOUT, Group
 
 FIRST_STEPS = """First, on any node that answers:
 

@@ -4,7 +4,7 @@ the Primary component, sync state, cluster size and restarts."""
 
 from __future__ import annotations
 
-from clusterscope.rules.model import Alert, Runbook, seconds
+from clusterscope.rules.rule_model import Alert, Runbook, seconds
 
 ST = "mysql_global_status"  # mysqld_exporter's prefix for SHOW GLOBAL STATUS
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from clusterscope.rules.model import Alert, Runbook, seconds
+from clusterscope.rules.rule_model import Alert, Runbook, seconds
 
 
 def _recovery_used_sst(c: dict) -> Alert:

@@ -5,7 +5,7 @@ certification failures, connections and the gcache."""
 from __future__ import annotations
 
 from clusterscope.rules.galera_membership import ST
-from clusterscope.rules.model import WITHOUT, Alert, Runbook, seconds
+from clusterscope.rules.rule_model import WITHOUT, Alert, Runbook, seconds
 
 
 def _recv_queue(c: dict) -> str:

@@ -14,8 +14,8 @@ import yaml
 
 from clusterscope.paths import REPO
 from clusterscope.rules import change_effects, galera, host, loadgen, logs, ndb, stack
-from clusterscope.rules.config import load_config
-from clusterscope.rules.model import Alert, Group, fold
+from clusterscope.rules.rule_model import Alert, Group, fold
+from clusterscope.rules.rules_config import load_config
 from clusterscope.rules.runbook_page import page
 
 COMMAND = "clusterscope rules generate"

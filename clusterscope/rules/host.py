@@ -11,7 +11,7 @@ templates (node_low_free_memory, node_high_cpu_load).
 
 from __future__ import annotations
 
-from clusterscope.rules.model import Alert, Group, Runbook, seconds
+from clusterscope.rules.rule_model import Alert, Group, Runbook, seconds
 
 FIRST_STEPS = """First, on the host (its `node` and `role` labels name the node of the
 description it serves):

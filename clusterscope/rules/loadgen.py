@@ -4,7 +4,7 @@ the same length, saturation."""
 
 from __future__ import annotations
 
-from clusterscope.rules.model import WITHOUT, Alert, Group, Runbook
+from clusterscope.rules.rule_model import WITHOUT, Alert, Group, Runbook
 
 FIRST_STEPS = """First: `curl -s <loadgen>:<port>/metrics | grep -E '^loadgen_(window|pair|overhead)'`
 and the loadgen container's log (one line per window: valid or why not)."""

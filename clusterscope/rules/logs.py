@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from clusterscope.logs.logsql import quote
 from clusterscope.rules.galera import FIRST_STEPS as GALERA_FIRST_STEPS
-from clusterscope.rules.model import Alert, Group, Runbook
 from clusterscope.rules.ndb import FIRST_STEPS as NDB_FIRST_STEPS
+from clusterscope.rules.rule_model import Alert, Group, Runbook
 
 LOGS_FIRST = """The lines that fired it, in Grafana's Explore (VictoriaLogs datasource) or from the
 toolkit, with the alert's query without its `| stats` part, for example:

@@ -17,8 +17,8 @@ from clusterscope.rules import (
     ndb_workload,
 )
 from clusterscope.rules.fragments import ldm_cpu_percent
-from clusterscope.rules.model import WITHOUT, Group
 from clusterscope.rules.ndb_first_steps import FIRST_STEPS
+from clusterscope.rules.rule_model import WITHOUT, Group
 
 
 def groups(c: dict) -> list[Group]:

@@ -5,7 +5,7 @@ unreachable, arbitration, versions, SQL nodes down or cut off from the data node
 from __future__ import annotations
 
 from clusterscope.rules.fragments import restart_in_progress
-from clusterscope.rules.model import WITHOUT, Alert, Runbook
+from clusterscope.rules.rule_model import WITHOUT, Alert, Runbook
 
 GROUP_REC = "cluster_node:ndb_node_group:info"
 

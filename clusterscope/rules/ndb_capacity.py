@@ -4,8 +4,8 @@ TransactionMemory."""
 
 from __future__ import annotations
 
-from clusterscope.rules.model import WITHOUT, Alert, Runbook, seconds
 from clusterscope.rules.ndb_first_steps import LCP_Q
+from clusterscope.rules.rule_model import WITHOUT, Alert, Runbook, seconds
 
 LCP_WINDOWS = ("30m", "1h", "2h", "4h")
 

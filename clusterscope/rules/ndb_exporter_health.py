@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from clusterscope.rules.model import Alert, Runbook
+from clusterscope.rules.rule_model import Alert, Runbook
 
 
 def _exporter_down(c: dict) -> Alert:

@@ -14,7 +14,7 @@ quantile_over_time baseline keeps (an idle night would pull the median, or make 
 
 from __future__ import annotations
 
-from clusterscope.rules.model import Alert, Runbook
+from clusterscope.rules.rule_model import Alert, Runbook
 
 KEY_OPS = 'activity=~"read_key|write_key|index_key"'
 TX = 'activity="transaction"'

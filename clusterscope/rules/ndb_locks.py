@@ -6,7 +6,7 @@ timeouts, error 266). Records and alerts of the ndb-workload group."""
 
 from __future__ import annotations
 
-from clusterscope.rules.model import WITHOUT, Alert, Runbook
+from clusterscope.rules.rule_model import WITHOUT, Alert, Runbook
 
 PER_TABLE = "without (instance, job, node_id, mode, outcome)"
 PER_CLUSTER = "without (instance, job, node_id, table, outcome)"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterscope.rules.model import WITHOUT
+from clusterscope.rules.rule_model import WITHOUT
 
 SEEN = "cluster_node_version:ndb_node_info:seen_timestamp_seconds"
 EV_TOTAL = "cluster_node_version:ndb_restart_total_seconds:completion"

@@ -24,11 +24,11 @@ could see the previous one. Records read with an `offset` or `last_over_time` ar
 from __future__ import annotations
 
 from clusterscope.rules.fragments import restart_completed, restart_in_progress, restart_status_in
-from clusterscope.rules.model import WITHOUT, Alert, Group, Runbook, seconds
 from clusterscope.rules.ndb_first_steps import FIRST_STEPS, LCP_Q, RESTART_Q, STATUS_TABLE
 from clusterscope.rules.ndb_restart_versions import INFO, Inputs, baseline
 from clusterscope.rules.ndb_restart_versions import info as baseline_info
 from clusterscope.rules.ndb_restart_versions import records as version_records
+from clusterscope.rules.rule_model import WITHOUT, Alert, Group, Runbook, seconds
 
 COMPLETED = "cluster_node:ndb_restart_total_seconds:completed"
 # restart states whose length grows with the data a node holds (wait for the running LCP

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from clusterscope.rules.fragments import ldm_cpu_percent
-from clusterscope.rules.model import WITHOUT, Alert, Runbook
+from clusterscope.rules.rule_model import WITHOUT, Alert, Runbook
 
 
 def running_peer_expr(s: str) -> str:

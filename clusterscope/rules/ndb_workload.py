@@ -5,8 +5,8 @@ here; transactions and locks in ndb_locks, key operation latency in ndb_latency.
 from __future__ import annotations
 
 from clusterscope.rules import ndb_latency, ndb_locks
-from clusterscope.rules.model import Alert, Group, Runbook, seconds
 from clusterscope.rules.ndb_first_steps import FIRST_STEPS
+from clusterscope.rules.rule_model import Alert, Group, Runbook, seconds
 
 TABLE_SUM = "cluster_node_table:ndb_table_memory_allocated_bytes:sum"
 TABLE_DATA_MEMORY = "cluster_node_table:ndb_table_data_memory_bytes:sum"

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from clusterscope.rules.model import Alert, fold
+from clusterscope.rules.rule_model import Alert, fold
 
 
 def fires_when(a: Alert) -> str:

@@ -16,7 +16,7 @@ alerts-health.yml (v1.151.0) and PMM's victoriametrics_down template.
 
 from __future__ import annotations
 
-from clusterscope.rules.model import Alert, Group, Runbook, seconds
+from clusterscope.rules.rule_model import Alert, Group, Runbook, seconds
 
 FIRST_STEPS = """First, the stack's own state: `docker compose ps` (which services run and how often
 they restarted) and the failing service's log (`docker compose logs --tail 200 <service>`).

@@ -7,7 +7,7 @@ table `ndb$<x>` (kernel numbers: INT UNSIGNED / BIGINT UNSIGNED / VARCHAR(512)) 
 user-facing view that may drop columns, decode enums with CASE, join lookup tables or
 aggregate. The exporter reads names and decodes from here; the NDB simulator compiles its
 DDL from the same data
-(`clusterscope.ndbsim.ddl`, which is not part of the exporter).
+(`clusterscope.ndbsim.view_ddl`, which is not part of the exporter).
 
 Pure data and small pure functions; nothing here touches a database. The vocabulary the
 catalogue is written in is schema_model.py, what the numbers mean is decodes.py.

@@ -1,3 +1,3 @@
-from clusterscope_loadgen.cli import main
+from clusterscope_loadgen.commandline import main
 
 raise SystemExit(main())

@@ -3,7 +3,7 @@ change, and what the statistics need of a window.
 
 The t quantile comes from the regularised incomplete beta function (Numerical Recipes'
 continued fraction) inverted by bisection: exact enough for 95% intervals, no scipy. The
-toolkit's comparisons (`clusterscope.stats`) use the same function. What is paired with
+toolkit's comparisons (`clusterscope.inference`) use the same function. What is paired with
 what is the design's business (designs.py); the estimators are in estimators.py.
 """
 

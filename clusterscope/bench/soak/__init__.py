@@ -43,7 +43,7 @@ from pathlib import Path
 
 from clusterscope.bench.cli_runner import run_cli
 from clusterscope.bench.soak import expect
-from clusterscope.bench.soak.inject import Faults
+from clusterscope.bench.soak.faults import Faults
 from clusterscope.bench.soak.judge import Fault
 from clusterscope.bench.soak.record import (
     GaleraWatch,

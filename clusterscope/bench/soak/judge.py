@@ -1,4 +1,4 @@
-"""The soak's judgements, as pure functions of what it recorded (`record.py`, `inject.py`).
+"""The soak's judgements, as pure functions of what it recorded (`record.py`, `faults.py`).
 
 - `growth`: RSS and open file descriptors per process, first vs last third, as a slope
   per hour (over the process's longest-lived incarnation: a killed process starts afresh);

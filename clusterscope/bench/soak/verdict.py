@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from clusterscope.bench.soak import judge
-from clusterscope.bench.soak.inject import GALERA_NODE, NDB_NODE, RECOPY_NODE, ROTATE_NODE
+from clusterscope.bench.soak.faults import GALERA_NODE, NDB_NODE, RECOPY_NODE, ROTATE_NODE
 from clusterscope.bench.soak.judge import Fault
 from clusterscope.bench.soak.record import OURS, points, use_door, vm_export
 from clusterscope.lab.core import Lab
