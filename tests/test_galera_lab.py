@@ -19,7 +19,7 @@ import pymysql
 import pytest
 from helpers import eventually, scrape, val
 from test_monitoring import _notifications, _vm, _wait_notification
-from test_oncall_lab import record_latency
+from test_paging_lab import record_latency
 
 from clusterscope.lab.mariadb import connect
 
