@@ -61,3 +61,5 @@ def test_one_estimand_calibrates_only_the_design_that_reads_it() -> None:
     assert set(ab_calibration.chosen(None)) == {"whole_workload", "mixed_statement"}
     with pytest.raises(ValueError, match="known: whole_workload, mixed_statement"):
         ab_calibration.chosen("whole")
+    with pytest.raises(ValueError, match="give one of them"):  # before any lab starts
+        ab_calibration.run(aa_runs=10, coverage_only=True)

@@ -46,5 +46,5 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
 # benchmarks that take the bench's options: name -> option -> keyword of its function
 OPTIONS = {"soak": {"minutes": "minutes"}, "ab-validity": {"quick": "quick"},
            "loadgen-calibration": {"quick": "quick", "aa_runs": "aa_runs",
-                                   "estimand": "estimand"},
+                                   "estimand": "estimand", "coverage_only": "coverage_only"},
            "ab-alarms": {"quick": "quick"}}

@@ -212,10 +212,15 @@ def _coverage_report(recs: dict[str, dict], plan: CalPlan) -> dict:
     return out
 
 
-def run(quick: bool = False, aa_runs: int | None = None, estimand: str | None = None) -> dict:
+def run(quick: bool = False, aa_runs: int | None = None, estimand: str | None = None,
+        coverage_only: bool = False) -> dict:
     """`aa_runs`: only the A/A part, with this many runs per design (the injected costs'
-    coverage is not measured then, and the output says so). `estimand`: only the design
-    that reads it (the A/A of the default design alone takes half the time)."""
+    coverage is not measured then, and the output says so); `coverage_only`: only the
+    injected costs' coverage. `estimand`: only the design that reads it (the A/A of the
+    default design alone takes half the time)."""
+    if aa_runs and coverage_only:
+        raise ValueError("--aa-runs measures the A/A part alone, --coverage-only the rest:"
+                         " give one of them")
     which = chosen(estimand)
     plan = QUICK_CAL if quick else CalPlan()
     if aa_runs:
@@ -224,21 +229,25 @@ def run(quick: bool = False, aa_runs: int | None = None, estimand: str | None = 
     base = config.experiment("inject", MECHANISMS_CONFIG)
     exp = replace(base, options={**base.options, "table_rows": plan.rows})
     with galera() as targets:
-        aa = record(targets, exp, "aa_v", plan, plan.aa_units, truth=False, which=which)
+        aa = {} if coverage_only else record(targets, exp, "aa_v", plan, plan.aa_units,
+                                             truth=False, which=which)
         costs = {} if aa_runs else {
             kind: record(targets, exp, variant, plan, plan.cover_units, truth=True, which=which)
             for kind, (variant, _) in MECHANISMS.items()}
-    RECORD.parent.mkdir(parents=True, exist_ok=True)
-    RECORD.write_text(json.dumps({"plan": plan.__dict__, "aa": aa, "costs": costs}))
-    aa_rep, cov = _aa_report(aa, plan), _coverage_report(costs, plan)
-    whole = aa_rep[next(iter(which))]["short_runs"]
+    # a coverage-only run keeps the A/A recording that ab-alarms replays
+    record_path = RECORD.with_suffix(".coverage.json") if coverage_only else RECORD
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    record_path.write_text(json.dumps({"plan": plan.__dict__, "aa": aa, "costs": costs}))
+    aa_rep = _aa_report(aa, plan) if aa else {}
+    cov = _coverage_report(costs, plan)
+    whole = aa_rep[next(iter(which))]["short_runs"] if aa_rep else {}
     return {"estimand_designs": which, "plan": plan.__dict__,
             "aa": {k: {kk: vv for kk, vv in v.items()} for k, v in aa_rep.items()},
             "coverage": cov,
             "aa_false_positive_estimand": next(iter(which)),
             "aa_false_positive_ratio": whole.get("miss_ratio"),
-            "aa_false_positive_ci": whole.get("miss_ci"), "aa_runs": whole["runs"],
+            "aa_false_positive_ci": whole.get("miss_ci"), "aa_runs": whole.get("runs"),
             "injected_cost_coverage_ratio": cov.get("whole_workload/all", {}).get(
                 "coverage_ratio"),
-            "coverage_measured": bool(costs),
-            "recorded": str(RECORD), "minutes": round((time.monotonic() - t0) / 60, 1)}
+            "coverage_measured": bool(costs), "aa_measured": bool(aa),
+            "recorded": str(record_path), "minutes": round((time.monotonic() - t0) / 60, 1)}

@@ -22,6 +22,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--aa-runs", type=int, default=None, metavar="N",
                    help="loadgen-calibration: only the A/A part, N runs per design (default:"
                         " 300 runs and the injected costs' coverage)")
+    p.add_argument("--coverage-only", action="store_true", default=None,
+                   help="loadgen-calibration: only the injected costs' coverage (no A/A)")
     p.add_argument("--estimand", choices=("whole_workload", "mixed_statement"), default=None,
                    help="loadgen-calibration: only the design that reads this estimand (the"
                         " default design reads whole_workload; default: both)")
