@@ -73,6 +73,10 @@ def guarded(tmp_path: Path):
             [str(gotools.path_of("mysqld_exporter")), f"--config.my-cnf={cnf}",
              f"--web.listen-address=127.0.0.1:{mx_port}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        # the guard proxies to it: a probe before it listens would read the guard's 502
+        # (a loaded machine starts it in seconds, not at once)
+        eventually(lambda: get(f"http://127.0.0.1:{mx_port}/metrics")[0] == 200, 30,
+                   "mysqld_exporter")
         # compose's probe-guard flags, its addresses moved to this host
         flags = [a.replace("http://inventory:9110", f"http://127.0.0.1:{inv_port}")
                  .replace("127.0.0.1:9106", f"127.0.0.1:{internal}")
