@@ -85,15 +85,23 @@ def test_every_variant_of_a_comparison_sees_the_same_table_size(galera_lab,
     runner = Runner(config.experiment("fk", _config(tmp_path, 2000, 4000)), "galera",
                     _targets(galera_lab), window=4, slot=1.0, washout=0.25, warmup=0,
                     out=lambda s: None)
+    # rounds until a trim and one round after it: a loaded machine writes slower, so the
+    # number of rounds that fills a table to 4,000 is not fixed
     result = runner.run(rounds=5)
-    assert result["trims"] >= 1 and result["table_rows"] == 2000
-    checks = result["verification"]
+    checks, windows = list(result["verification"]), list(result["windows"])
+    for _ in range(10):
+        if result["trims"] >= 1 and any(v.get("before_truncate") for v in checks):
+            break
+        result = runner.run(rounds=2)
+        checks += result["verification"]
+        windows += result["windows"]
+    assert result["trims"] >= 1 and result["table_rows"] == 2000, result["trims"]
     assert any(v.get("before_truncate") for v in checks)
     assert all(v["ok"] is True for v in checks), checks
     pairs = {"fk2": ("users_posts", "users_posts_fk"),
              "fk1_2w": ("users_posts_2w", "users_posts_fk1"),
              "fk2_2w": ("users_posts_2w", "users_posts_fk_2w")}
-    windows = [w for w in result["windows"] if not w["warmup"]]
+    windows = [w for w in windows if not w["warmup"]]
     assert windows
     for w in windows:
         assert all(2000 <= n <= 4000 + 6000 for n in w["rows"].values()), w["rows"]
