@@ -50,7 +50,7 @@ demo: setup ## the main job: a lab, load, restarts, the report
 # Lanes (tests/lanes.py): unit (Python only), tools (promtool, MariaDB, Go-built binaries),
 # lab. `make test` (what CI runs) runs all three; .ci/run sets CI=1 so a missing tool fails.
 test: setup ## every test, all lanes (CI runs this)
-	$(PY) -m pytest -m ""
+	$(PY) -m pytest -m "" --durations=30
 
 test-fast: venv ## the unit lane: Python only, under a minute
 	$(PY) -m pytest -q -m unit
