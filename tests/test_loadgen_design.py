@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from clusterscope_loadgen import config, designs, slots
+from clusterscope_loadgen import config, designs, estimators, slots
 from clusterscope_loadgen.metrics import Metrics
 from clusterscope_loadgen.results import WindowResult
 from clusterscope_loadgen.runner import Runner
@@ -170,10 +170,11 @@ def test_every_output_names_the_estimand(tmp_path: Path, design: str) -> None:
         "loadgen_overhead_min_detectable_difference_ratio", labels) > m.registry.get_sample_value(
         "loadgen_overhead_min_detectable_ratio", labels)
     info = {**r.label_base, "version": m.version, "design": design, "estimand": want,
-            "estimator": "mean-t"}
+            "estimator": estimators.DEFAULT}
     assert m.registry.get_sample_value("loadgen_info", info) == 1
     result = {"experiment": "fk", "engine": "innodb", "target": "x", "design": r.design,
-              "estimator": "mean-t", "estimands": [want], "intervals": r.estimates.describe(),
+              "estimator": estimators.DEFAULT, "estimands": [want],
+              "intervals": r.estimates.describe(),
               "windows": [w.as_dict() for w in r.windows], "estimates": {"fk2": est},
               "verification": []}
     text = summary(result)

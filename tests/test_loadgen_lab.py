@@ -172,7 +172,7 @@ def test_the_interleaved_reading_is_named_mixed_statement(galera_lab, small: Pat
     labels = {**runner.labels("fk2"), "baseline": "nofk", "estimand": "mixed_statement"}
     assert m.registry.get_sample_value("loadgen_overhead_pairs", labels) == 3
     info = {**runner.label_base, "version": m.version, "design": "interleaved",
-            "estimand": "mixed_statement", "estimator": "mean-t"}
+            "estimand": "mixed_statement", "estimator": estimators.DEFAULT}
     assert m.registry.get_sample_value("loadgen_info", info) == 1
 
 
