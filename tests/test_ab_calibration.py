@@ -4,6 +4,7 @@ bad interval cannot pass it."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -63,3 +64,22 @@ def test_one_estimand_calibrates_only_the_design_that_reads_it() -> None:
         ab_calibration.chosen("whole")
     with pytest.raises(ValueError, match="give one of them"):  # before any lab starts
         ab_calibration.run(aa_runs=10, coverage_only=True)
+
+
+def test_a_recording_is_judged_again_without_a_lab(tmp_path) -> None:
+    """`--replay FILE`: the recorded A/A units judged by today's default estimator; a file
+    that is not a recording is named, not a traceback."""
+    rng = random.Random(3)
+    rows = [(float(i), 1000.0 * (1 + rng.gauss(0, 0.1)), 1000.0 * (1 + rng.gauss(0, 0.1)))
+            for i in range(400)]
+    plan = ab_calibration.CalPlan(aa_units=400)
+    rec = tmp_path / "units.json"
+    rec.write_text(json.dumps({"plan": plan.__dict__, "costs": {}, "aa": {
+        "designs": {"whole_workload": "timesliced"}, "whole_workload": rows,
+        "whole_workload_invalid_windows": 0}}))
+    out = ab_calibration.run(replay_file=str(rec))
+    assert out["replayed"] and out["aa_runs"] == 100 and out["estimator"] == "ratio-of-means"
+    assert out["aa_false_positive_ratio"] <= 0.12  # honest intervals on independent units
+    rec.write_text("{}")
+    with pytest.raises(ValueError, match="units.json: not a calibration recording"):
+        ab_calibration.run(replay_file=str(rec))

@@ -46,5 +46,6 @@ BENCHMARKS: dict[str, Callable[[], dict]] = {
 # benchmarks that take the bench's options: name -> option -> keyword of its function
 OPTIONS = {"soak": {"minutes": "minutes"}, "ab-validity": {"quick": "quick"},
            "loadgen-calibration": {"quick": "quick", "aa_runs": "aa_runs",
-                                   "estimand": "estimand", "coverage_only": "coverage_only"},
+                                   "estimand": "estimand", "coverage_only": "coverage_only",
+                                   "replay": "replay_file"},
            "ab-alarms": {"quick": "quick"}}

@@ -30,7 +30,7 @@ from statistics import NormalDist, fmean, stdev
 from clusterscope_loadgen import config, designs, estimators
 from clusterscope_loadgen.estimators import Unit
 from clusterscope_loadgen.runner import Runner
-from clusterscope_loadgen.stats import Window, paired, t_cdf
+from clusterscope_loadgen.stats import Estimate, Window, paired
 from clusterscope_loadgen.target import Target
 
 from clusterscope.bench.ab_validity import MECHANISMS, MECHANISMS_CONFIG, estimand_designs
@@ -71,16 +71,14 @@ def timed_units(runner: Runner, variant: str, baseline: str) -> list[tuple[float
     return [(u.at or ends[u.seq], u) for u in units]
 
 
-def _z(units: list[Unit]) -> float:
-    """The run's mean overhead over its SE, mapped through the t distribution's CDF to a
-    standard normal quantile (N(0, 1) under the null for any number of units)."""
-    x = [u.overhead for u in units]
-    sd = stdev(x)
-    if sd == 0:
+def _z(e: Estimate) -> float:
+    """The default estimator's test of "no change" on one run as a standard normal quantile:
+    its two-sided p-value, signed by the estimate (N(0, 1) under the null when its intervals
+    are honest, at any number of units)."""
+    if not 0 < e.p_value <= 1 or math.isnan(e.mean):
         return math.nan
-    t = fmean(x) / (sd / math.sqrt(len(x)))
-    p = min(max(t_cdf(t, len(x) - 1), 1e-12), 1 - 1e-12)
-    return NormalDist().inv_cdf(p)
+    z = NormalDist().inv_cdf(max(1 - e.p_value / 2, 0.5))
+    return math.copysign(z, e.mean)
 
 
 def segments(units: list[Unit], size: int) -> list[list[Unit]]:
@@ -108,7 +106,7 @@ def judge(units: list[Unit], size: int, truth: float) -> dict:
         usable += 1
         missed += not e.low <= truth <= e.high
         if truth == 0.0:
-            zs.append(_z(run))
+            zs.append(_z(e))
     out: dict = {"runs": usable, "units_per_run": size, "missed": missed}
     if usable:
         lo, hi = clopper_pearson(missed, usable)
@@ -170,9 +168,13 @@ def record(targets: list[Target], exp: config.Experiment, variant: str, plan: Ca
         out[k] = [(t, u.baseline, u.variant) for t, u in tu]
         out[f"{k}_invalid_windows"] = sum(1 for w in r.windows if not w.valid)
     if long:
-        effects = [1 - u.variant / u.baseline for _, u in timed_units(long, variant, baseline)]
-        e = paired(effects)
-        out["truth"] = {"mean": e.mean, "low": e.low, "high": e.high, "n": e.n}
+        # the truth is the long runs' throughput ratio (the default estimator's reading of
+        # them), not the mean of their per-run ratios, which leans as noisy units do
+        tl = timed_units(long, variant, baseline)
+        e = estimators.ESTIMATORS[estimators.DEFAULT]([u for _, u in tl])
+        out["truth"] = {"mean": e.mean, "low": e.low, "high": e.high, "n": e.n,
+                        "estimator": estimators.DEFAULT}
+        out["truth_units"] = [(t, u.baseline, u.variant) for t, u in tl]
     return out
 
 
@@ -185,9 +187,11 @@ def _aa_report(rec: dict, plan: CalPlan) -> dict:
     for k in rec["designs"]:
         us = _units(rec[k])
         x = [u.overhead for u in us]
-        whole = paired(x)
+        whole = estimators.ESTIMATORS[estimators.DEFAULT](us)
+        ratios = paired(x)  # what the mean of per-unit ratios reads from the same units
         out[k] = {"units": len(us), "mean_pct": round(100 * whole.mean, 2),
-                  "mean_ci_naive_pct": [round(100 * whole.low, 2), round(100 * whole.high, 2)],
+                  "mean_ci_pct": [round(100 * whole.low, 2), round(100 * whole.high, 2)],
+                  "mean_of_unit_ratios_pct": round(100 * ratios.mean, 2),
                   "autocorrelation_lag1_5": autocorrelation(x),
                   "short_runs": judge(us, plan.segment, 0.0),
                   "long_runs": judge(us, plan.long_segment, 0.0),
@@ -212,12 +216,43 @@ def _coverage_report(recs: dict[str, dict], plan: CalPlan) -> dict:
     return out
 
 
+def replay(path: Path) -> dict:
+    """The judgement of a recording (this bench's own, CLUSTERSCOPE_BENCH_RECORD) by today's
+    default estimator, without a lab: the same units, judged again."""
+    try:
+        rec = json.loads(path.read_text())
+        plan = CalPlan(**rec["plan"])
+        aa, costs = rec["aa"], rec["costs"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a calibration recording ({exc})") from None
+    return report(aa, costs, plan, next(iter((aa or next(iter(costs.values())))["designs"])),
+                  path, 0.0) | {"replayed": True}
+
+
+def report(aa: dict, costs: dict, plan: CalPlan, first: str, path: Path,
+           minutes: float) -> dict:
+    aa_rep = _aa_report(aa, plan) if aa else {}
+    cov = _coverage_report(costs, plan)
+    whole = aa_rep[first]["short_runs"] if aa_rep else {}
+    return {"estimator": estimators.DEFAULT, "plan": plan.__dict__,
+            "aa": aa_rep, "coverage": cov,
+            "aa_false_positive_estimand": first,
+            "aa_false_positive_ratio": whole.get("miss_ratio"),
+            "aa_false_positive_ci": whole.get("miss_ci"), "aa_runs": whole.get("runs"),
+            "injected_cost_coverage_ratio": cov.get("whole_workload/all", {}).get(
+                "coverage_ratio"),
+            "coverage_measured": bool(costs), "aa_measured": bool(aa),
+            "recorded": str(path), "minutes": minutes}
+
+
 def run(quick: bool = False, aa_runs: int | None = None, estimand: str | None = None,
-        coverage_only: bool = False) -> dict:
+        coverage_only: bool = False, replay_file: str | None = None) -> dict:
     """`aa_runs`: only the A/A part, with this many runs per design (the injected costs'
     coverage is not measured then, and the output says so); `coverage_only`: only the
     injected costs' coverage. `estimand`: only the design that reads it (the A/A of the
     default design alone takes half the time)."""
+    if replay_file:
+        return replay(Path(replay_file))
     if aa_runs and coverage_only:
         raise ValueError("--aa-runs measures the A/A part alone, --coverage-only the rest:"
                          " give one of them")
@@ -238,16 +273,6 @@ def run(quick: bool = False, aa_runs: int | None = None, estimand: str | None = 
     record_path = RECORD.with_suffix(".coverage.json") if coverage_only else RECORD
     record_path.parent.mkdir(parents=True, exist_ok=True)
     record_path.write_text(json.dumps({"plan": plan.__dict__, "aa": aa, "costs": costs}))
-    aa_rep = _aa_report(aa, plan) if aa else {}
-    cov = _coverage_report(costs, plan)
-    whole = aa_rep[next(iter(which))]["short_runs"] if aa_rep else {}
-    return {"estimand_designs": which, "plan": plan.__dict__,
-            "aa": {k: {kk: vv for kk, vv in v.items()} for k, v in aa_rep.items()},
-            "coverage": cov,
-            "aa_false_positive_estimand": next(iter(which)),
-            "aa_false_positive_ratio": whole.get("miss_ratio"),
-            "aa_false_positive_ci": whole.get("miss_ci"), "aa_runs": whole.get("runs"),
-            "injected_cost_coverage_ratio": cov.get("whole_workload/all", {}).get(
-                "coverage_ratio"),
-            "coverage_measured": bool(costs), "aa_measured": bool(aa),
-            "recorded": str(record_path), "minutes": round((time.monotonic() - t0) / 60, 1)}
+    return {"estimand_designs": which} | report(aa, costs, plan, next(iter(which)),
+                                                record_path,
+                                                round((time.monotonic() - t0) / 60, 1))

@@ -24,6 +24,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         " 300 runs and the injected costs' coverage)")
     p.add_argument("--coverage-only", action="store_true", default=None,
                    help="loadgen-calibration: only the injected costs' coverage (no A/A)")
+    p.add_argument("--replay", metavar="FILE", default=None,
+                   help="loadgen-calibration: judge a recording of its units again (no lab)")
     p.add_argument("--estimand", choices=("whole_workload", "mixed_statement"), default=None,
                    help="loadgen-calibration: only the design that reads this estimand (the"
                         " default design reads whole_workload; default: both)")
