@@ -56,6 +56,21 @@ def test_lost_samples_outside_fault_windows_and_slowness_apart() -> None:
     assert judge.lost_samples(up, 5, 4, [fault], (0, 45))["galera b"]["lost_at"] == [25]
 
 
+def test_one_scraper_stall_across_the_targets_offsets_is_slowness() -> None:
+    """Targets are scraped at their own offsets: one stall of the scraper leaves gaps that
+    round to slot 8 for five targets and to slot 9 for two (43.0, 44.4), fewer than half.
+    Seen in a soak with both cores kept busy: the targets on the far side of the rounding
+    were called lost."""
+    offsets = {"a": 0.2, "b": 0.5, "c": 1.0, "d": 1.5, "e": 2.1, "f": 3.0, "g": 4.4}
+    up = {("job", k): {"up": [(o + 5 * i, 1) for i in range(16) if i != 8]}
+          for k, o in offsets.items()}
+    out = judge.lost_samples(up, 5, 4, [], (0, 80))
+    assert all(r["lost"] == 0 and r["slowness"] == 1 for r in out.values()), out
+    # a target's own gap two slots away from the stall stays lost
+    up[("job", "a")]["up"].remove((60.2, 1))
+    assert judge.lost_samples(up, 5, 4, [], (0, 80))["job a"]["lost_at"] == [60.2]
+
+
 def _fired(name: str, at: float, resolved: float | None = None, **labels: str) -> judge.Fired:
     return judge.Fired(name, labels, at, "", resolved)
 

@@ -148,13 +148,20 @@ def lost_samples(targets: dict[tuple[str, str], dict], interval: float, timeout:
         for t, how in slots:
             if _in_fault(job, t, faults, interval):
                 row["in_fault_windows"] += 1
-            elif how == "timeout" or (how == "gap" and round(t / interval) in stalled):
+            elif how == "timeout" or (how == "gap" and _near(t, interval, stalled)):
                 row["slowness"] += 1
             else:
                 row["lost"] += 1
                 row["lost_at"].append(round(t, 1))
         out[f"{job} {inst}"] = row
     return out
+
+
+def _near(t: float, interval: float, stalled: set[int]) -> bool:
+    """A gap in or next to a stalled slot: targets are scraped at their own offsets within
+    the interval, so one stall of the scraper rounds to two neighbouring slots."""
+    slot = round(t / interval)
+    return bool({slot - 1, slot, slot + 1} & stalled)
 
 
 def _stalled(missing: dict, interval: float, n_targets: int) -> set[int]:
