@@ -54,8 +54,9 @@ def experiments() -> dash.Dashboard:
         kit.DynamicConfigValue(id_val="custom.lineStyle", value={"fill": "dash", "dash": [4, 4]})])
     d.with_panel(band)
     d.with_panel(kit.ts(
-        "Overhead of each round", "Mean overhead of the last round's valid units (time-"
-        "sliced slot pairs, an interleaved window, a round or an ABBA block; recorded:"
+        "Overhead of each round", "Overhead of the last round's valid units, 1 -"
+        " sum(variant) / sum(baseline) throughput (time-sliced slot pairs, an interleaved"
+        " window, a round or an ABBA block; recorded:"
         " experiment_variant:loadgen_pair_overhead_ratio:last): the points behind the"
         " estimate, with its estimand.",
         "percentunit",

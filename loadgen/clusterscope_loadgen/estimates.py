@@ -117,11 +117,13 @@ class Estimates:
 
 
 def _last_round(us: list[estimators.Unit]) -> dict | None:
-    """The newest round's units, their mean overhead: the points behind the estimate, one
-    per round (what `clusterscope compare` samples)."""
+    """The newest round's units and their overhead, 1 - sum(variant) / sum(baseline) (the
+    default estimator's reading; a mean of the units' ratios would lean as they are noisy):
+    the points behind the estimate, one per round (what `clusterscope compare` samples)."""
     usable = [u for u in us if u.baseline > 0]
     if not usable:
         return None
     seq = usable[-1].seq
-    mine = [u.overhead for u in usable if u.seq == seq]
-    return {"seq": seq, "units": len(mine), "overhead": sum(mine) / len(mine)}
+    mine = [u for u in usable if u.seq == seq]
+    overhead = 1.0 - sum(u.variant for u in mine) / sum(u.baseline for u in mine)
+    return {"seq": seq, "units": len(mine), "overhead": overhead}

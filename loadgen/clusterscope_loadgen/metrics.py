@@ -54,11 +54,11 @@ class Metrics:
         self.transactions = Counter("loadgen_transactions", "Transactions run", WINDOW_LABELS,
                                     registry=r)
         self.pair_ratio = pair("loadgen_pair_tps_ratio",
-                               "variant/baseline throughput of the last round's valid units"
-                               " (their mean)")
+                               "sum(variant)/sum(baseline) throughput over the last round's"
+                               " valid units")
         self.pair_overhead = pair("loadgen_pair_overhead_ratio",
-                                  "1 - variant/baseline throughput of the last round's valid"
-                                  " units (their mean)")
+                                  "1 - sum(variant)/sum(baseline) throughput over the last"
+                                  " round's valid units")
         self.pair_seq = pair("loadgen_pair_seq", "Round number of the last valid units")
         self.overhead = pair("loadgen_overhead_ratio",
                              "Overhead estimate, 1 - variant/baseline throughput, over the"
