@@ -80,6 +80,7 @@ def test_a_recording_is_judged_again_without_a_lab(tmp_path) -> None:
     out = ab_calibration.run(replay_file=str(rec))
     assert out["replayed"] and out["aa_runs"] == 100 and out["estimator"] == "ratio-of-means"
     assert out["aa_false_positive_ratio"] <= 0.12  # honest intervals on independent units
-    rec.write_text("{}")
-    with pytest.raises(ValueError, match="units.json: not a calibration recording"):
-        ab_calibration.run(replay_file=str(rec))
+    for bad in ("{}", json.dumps({"plan": plan.__dict__, "aa": {}, "costs": {}}), "[1"):
+        rec.write_text(bad)
+        with pytest.raises(ValueError, match="units.json: not a calibration recording"):
+            ab_calibration.run(replay_file=str(rec))

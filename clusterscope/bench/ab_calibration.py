@@ -223,10 +223,10 @@ def replay(path: Path) -> dict:
         rec = json.loads(path.read_text())
         plan = CalPlan(**rec["plan"])
         aa, costs = rec["aa"], rec["costs"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: not a calibration recording ({exc})") from None
-    return report(aa, costs, plan, next(iter((aa or next(iter(costs.values())))["designs"])),
-                  path, 0.0) | {"replayed": True}
+        first = next(iter((aa or next(iter(costs.values())))["designs"]))
+    except (OSError, ValueError, KeyError, TypeError, StopIteration) as exc:
+        raise ValueError(f"{path}: not a calibration recording ({exc!r})") from None
+    return report(aa, costs, plan, first, path, 0.0) | {"replayed": True}
 
 
 def report(aa: dict, costs: dict, plan: CalPlan, first: str, path: Path,
