@@ -37,9 +37,10 @@ def _firing(lab, alertname: str, **labels: str) -> bool:
                for a in data["active"])
 
 
-def _contention_on(lab, vm, sock: str, profile: str, table_id: int) -> None:
+def _contention_on(lab, vm, sock: str, profile: str, table_id: int, alert: bool) -> None:
     """A hot row in one table on the current profile: its failed waits grow in the
-    exporter, its recorded timeout rate rises, NdbLockWaitTimeouts fires for it."""
+    exporter and its recorded timeout rate rises; with `alert`, NdbLockWaitTimeouts fires
+    for it and the table's recorded mean number of waiting requests exceeds one."""
     table = f"sim/def/t{table_id - TABLE_ID0}"
     control.send(sock, {"cmd": "fault", "fault": "lock-contention", "on": True,
                         "table": table_id})
@@ -56,27 +57,30 @@ def _contention_on(lab, vm, sock: str, profile: str, table_id: int) -> None:
                f"the failed waits of {table} growing on {profile}")
     vm.wait_for(f'cluster_table:ndb_lock_wait_timeouts:rate5m{{table="{table}"}} > 0',
                 timeout=120)
-    eventually(lambda: _firing(lab, "NdbLockWaitTimeouts", table=table), 420,
-               f"NdbLockWaitTimeouts firing for {table} on {profile}")
-    # wait time per second: the mean number of requests waiting on the table's hot row
-    waiting = vm.query(f'cluster_table:ndb_lock_waiters:mean_rate5m{{table="{table}"}}')
-    assert waiting and float(waiting[0]["value"][1]) > 1
+    if alert:
+        eventually(lambda: _firing(lab, "NdbLockWaitTimeouts", table=table), 420,
+                   f"NdbLockWaitTimeouts firing for {table} on {profile}")
+        # wait time per second: the mean number of requests waiting on the table's hot row
+        waiting = vm.query(f'cluster_table:ndb_lock_waiters:mean_rate5m{{table="{table}"}}')
+        assert waiting and float(waiting[0]["value"][1]) > 1
     control.send(sock, {"cmd": "fault", "fault": "lock-contention", "on": False})
 
 
 def test_lock_contention_fills_from_locks_per_fragment_on_8_0_and_8_4(lab,
                                                                       monitoring_lab) -> None:
-    """On each profile a hot row in another table (so each profile's alert is its own):
-    the exporter's per-table counters grow from locks_per_fragment, the recorded timeout
-    rate of that table rises, and NdbLockWaitTimeouts fires for it in vmalert."""
+    """On each profile a hot row in another table: the exporter's per-table counters grow
+    from that profile's locks_per_fragment and the recorded timeout rate of that table
+    rises. On 8.0 NdbLockWaitTimeouts then fires for it in vmalert; 8.4 does not wait for
+    the alert again: the rules and the alert read only the exporter's series, whose names
+    and labels the 8.4 counters above already show to be the same."""
     lab.ensure("ndb", "monitoring")
     vm = _vm(lab)
     sock = lab.service("ndb-model")["extra"]["socket"]
     version = lab.service("ndb-model")["extra"]["version"]
     try:
-        for k, profile in enumerate(("8.0", "8.4")):
+        for k, profile in enumerate(("8.4", "8.0")):
             lab.cli("lab", "ndb", "set-version", profile)
-            _contention_on(lab, vm, sock, profile, TABLE_ID0 + 2 + k)
+            _contention_on(lab, vm, sock, profile, TABLE_ID0 + 2 + k, alert=profile == "8.0")
     finally:
         control.send(sock, {"cmd": "fault", "fault": "lock-contention", "on": False})
         lab.cli("lab", "ndb", "set-version", version)
