@@ -21,19 +21,27 @@ SCRAPE = 5.0
 OLD, NEW = "8.0.41", "8.4.4"
 
 
-def restart(lab, vm, profile: str) -> None:
+WINDOW = 25.0  # past the lab's 20 s completion window: the next completion is a new event
+
+
+def restart(lab, vm, profile: str, after: float) -> float:
     """Node 2 restarts with a profile, slowly enough that two scrapes see it under way,
-    and the exporter has counted it before the next one (as the demo does)."""
+    and the exporter has counted it before the next one (as the demo does). It completes
+    at least WINDOW after `after` (the previous completion): the restart itself lasts at
+    least two scrapes, so it starts 2 * SCRAPE earlier than that. Returns when it had
+    completed."""
     def counted() -> float:
         rows = vm.query('max(ndb_restarts_completed_total{cluster="lab-ndb",node_id="2"})')
         return float(rows[0]["value"][1]) if rows else 0.0
 
     before = counted()
+    time.sleep(max(0.0, after + WINDOW - 2 * SCRAPE - time.time()))
     scale = EXPECTED_TOTAL_RANGE[profile][0] / (2 * SCRAPE)
     lab.cli("lab", "ndb", "restart-node", "2", "--profile", profile, "--time-scale",
             f"{scale:g}", "--wait", timeout=600)
+    done = time.time()
     eventually(lambda: counted() > before, 60, f"the exporter counting the {profile} restart")
-    time.sleep(25)  # past the lab's 20 s completion window: the next one is a new event
+    return done
 
 
 def test_a_restart_slower_after_an_upgrade_names_the_upgrade(lab, tmp_path: Path,
@@ -48,14 +56,17 @@ def test_a_restart_slower_after_an_upgrade_names_the_upgrade(lab, tmp_path: Path
     # releases no other test runs: their restart histories are this test's alone
     lab.cli("lab", "ndb", "set-version", OLD)
     try:
+        done = 0.0
         for _ in range(3):  # the baseline: three restarts on OLD, 6m49s each (7.6 shape)
-            restart(lab, vm, "7.6")
+            done = restart(lab, vm, "7.6", done)
+        # the last one's completion event is over before the version changes under it
+        time.sleep(max(0.0, done + WINDOW - time.time()))
         t_up = time.time()
         lab.cli("lab", "ndb", "set-version", NEW)
         wait_listed(lab, lambda c: c["kind"] == "ndb_version" and c["start"] >= t_up - 1
                     and f"ndb-{NEW}" in c["steps"][0]["items"][0][3], "the upgrade", t_up)
         time.sleep(25)
-        restart(lab, vm, "7.5")  # the first restart on NEW takes 19m11s (7.5 shape)
+        restart(lab, vm, "7.5", done)  # the first restart on NEW takes 19m11s (7.5 shape)
         got = _wait_notification(lab, "NdbRestartTimeRegressed", "firing", t_up, 120,
                                  node_id="2")
         report = tmp_path / "report"

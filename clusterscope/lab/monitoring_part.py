@@ -60,8 +60,9 @@ EVAL_INTERVAL = "5s"
 # The lab's vmalert runs the rules generated from rules/config.yaml with one change: the
 # simulator plays restarts --time-scale times faster, so completions minutes apart in
 # cluster time come seconds apart here, and the event window shrinks to match.
-# The host alerts' waits shrink too, so a filled test filesystem alerts within a minute.
-LAB_RULE_OVERRIDES = {"ndb": {"restart_event_window": "20s"},
+# The host alerts' waits shrink too, so a filled test filesystem alerts within a minute,
+# and so does the lock-wait-timeout alert's, so the simulator's hot row alerts within one.
+LAB_RULE_OVERRIDES = {"ndb": {"restart_event_window": "20s", "lock_wait_timeouts_for": "20s"},
                       "host": {"filesystem_filling_for": "20s", "filesystem_full_for": "20s"}}
 
 
