@@ -143,8 +143,9 @@ class Demo:
 
         self.step("Galera: SIGKILL node 3, then restart it (position recovered, IST rejoin)")
         self.cs("lab", "galera", "kill-node", "3")
-        # Restarting within ~5 s of a kill makes the group evict the old identity first.
-        self.wait(15, "node 3 down")
+        # Restarting before the group evicted the killed member makes it evict the old
+        # identity first: start it once the others have formed a view without it.
+        self.wait(30, "node 3 down", until=lambda: self._evicted(3))
         self.cs("lab", "galera", "start-node", "3", timeout=600)
         print("    node 3 is back and synced", flush=True)
 
@@ -243,6 +244,16 @@ class Demo:
                 return
             time.sleep(1.0)
         print("    NOTE: the exporter has not counted this restart within 60 s", flush=True)
+
+    def _evicted(self, killed: int) -> bool:
+        """Every running Galera node is in a view without `killed` (their cluster size is
+        the count of running nodes)."""
+        try:
+            rows = json.loads(self.cs("lab", "galera", "status", "--json", check=False))
+        except ValueError:
+            return False
+        up = [r for r in rows if r["running"] and r["node"] != f"node{killed}"]
+        return bool(up) and all(r.get("cluster_size") == len(up) for r in up)
 
     def _loadgen_running(self, experiment: str) -> bool:
         status = json.loads(self.cs("lab", "status", "--json"))

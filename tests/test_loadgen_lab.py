@@ -329,7 +329,9 @@ def test_every_experiment_exports_every_variant(galera_lab, small: Path) -> None
 
 
 def test_lab_start_and_stop(galera_lab) -> None:
-    galera_lab.cli("loadgen", "start", "--experiment", "read_backup", "--window", "1")
+    # no warm-up (10 s by default): the service, its scrape and its stop are under test
+    galera_lab.cli("loadgen", "start", "--experiment", "read_backup", "--window", "1",
+                   "--warmup", "0")
     try:
         svc = galera_lab.service("loadgen-read_backup")
         assert svc["running"] and svc["part"] == "loadgen"

@@ -217,6 +217,45 @@ def test_the_table_names_only_alerts_the_rules_define() -> None:
     assert set(soak.CYCLE) == set(expect.KINDS)
 
 
+def _settle_on(monkeypatch, polls: list[list[tuple[str, str, str]]]) -> list[int]:
+    """vmalert's answers, one list of (alert, state, node) per poll; the last one repeats.
+    Returns the count of polls made so far (one element)."""
+    from clusterscope.lab import monitoring_part
+    made = [0]
+
+    def firing_now(lab: object) -> list[dict]:
+        made[0] += 1
+        rows = polls[min(made[0], len(polls)) - 1]
+        return [{"alertname": a, "state": st, "labels": {"alertname": a, "node": n}}
+                for a, st, n in [("ClusterscopeWatchdog", "firing", ""), *rows]]
+
+    monkeypatch.setattr(monitoring_part, "firing_now", firing_now)
+    return made
+
+
+def test_a_short_soak_settles_once_nothing_is_pending_and_the_firing_hold_still(
+        monkeypatch) -> None:
+    """A lab up a minute: GaleraNodeRestarted fires for its nodes until their uptime passes
+    300 s. A short run does not wait for that; it waits while anything is pending (about to
+    fire) or what fires changes, then takes what fires into its snapshot."""
+    from clusterscope.bench.soak.settle import settle
+    restarted = [("GaleraNodeRestarted", "firing", "node1"),
+                 ("GaleraNodeRestarted", "firing", "node3")]
+    polls = [restarted + [("GaleraClusterSizeReduced", "pending", "")]] * 4 + [
+        restarted[:1]] * 3 + [restarted]
+    made = _settle_on(monkeypatch, polls)
+    out = settle(None, timeout=10, steady=True, quiet=0.2, poll=0.05)  # type: ignore[arg-type]
+    assert out["settled"] and out["still_active"] == ["GaleraNodeRestarted firing"]
+    # neither while the pending one was there nor over the change of what fired
+    assert made[0] >= 8 + 4
+    # a full-length run waits until nothing but the Watchdog is active
+    _settle_on(monkeypatch, [restarted])
+    out = settle(None, timeout=0.5, quiet=0.2, poll=0.05)  # type: ignore[arg-type]
+    assert not out["settled"] and out["still_active"] == ["GaleraNodeRestarted firing"]
+    _settle_on(monkeypatch, [restarted, []])
+    assert settle(None, timeout=10, quiet=0.2, poll=0.05)["settled"]  # type: ignore[arg-type]
+
+
 # -- the soak in the shared lab ---------------------------------------------------------------
 @pytest.mark.lab
 def test_soak_three_minutes_in_the_shared_lab(lab, tmp_path) -> None:

@@ -23,7 +23,8 @@ It runs on the stack as users deploy it: every figure is read through the lab's 
 (vmauth, TLS, the read role's credentials), as a user's toolkit reads compose's. Before its
 snapshot it waits for a fresh lab to settle (no alert but the Watchdog pending or firing:
 a node started minutes ago is "restarted" for 300 s), so what the lab's own start raises
-is neither judged nor mistaken for the run's.
+is neither judged nor mistaken for the run's; a short run waits until nothing is pending
+and the same alerts have fired a while, and carries those over (settle.py).
 
 `CLUSTERSCOPE_SOAK_LAB_DIR`: run in that lab (brought up if needed and left up, as the
 test suite's shared lab) instead of a lab of its own on CLUSTERSCOPE_BENCH_PORT_BASE.
@@ -52,7 +53,7 @@ from clusterscope.bench.soak.record import (
     scrape_targets,
     use_door,
 )
-from clusterscope.bench.soak.settle import SETTLE_TIMEOUT, settle
+from clusterscope.bench.soak.settle import settle
 from clusterscope.bench.soak.verdict import rejudge
 from clusterscope.lab.core import Lab
 
@@ -135,16 +136,18 @@ def _soak(lab: Lab, env: dict, minutes: float, out_dir: Path) -> dict:
     loadgen_started = time.time()  # a new loadgen: its counters start from 0
     _cli(env, "loadgen", "start", "--experiment", EXPERIMENT, "--threads", "2",
          "--window", "10", "--warmup", "10", "--json-out", str(windows_file.resolve()))
-    time.sleep(2 * interval)  # scraped with its peers before the first fault
-    served, jobs_of = scrape_targets(vm_url, lab)
     holds, full_length = plan(minutes, rule_for)
     with contextlib.redirect_stdout(sys.stderr):
-        # a short run (CI) waits long enough for a lab started minutes ago
-        settled = settle(lab, SETTLE_TIMEOUT if full_length else 360.0)
+        # a short run (CI) waits for the lab's start to play out, not for a node's uptime
+        # to pass 300 s: what still fires then is in the snapshot (carried over)
+        settled = (settle(lab) if full_length else settle(lab, 360.0, steady=True))
     still = ", ".join(settled["still_active"])
-    print(f"soak: settled after {settled['waited_s']} s"
-          + ("" if settled["settled"] else f" (still active: {still})"),
+    print(f"soak: {'settled' if settled['settled'] else 'did not settle'} after"
+          f" {settled['waited_s']} s" + (f" (still active: {still})" if still else ""),
           file=sys.stderr, flush=True)
+    # the loadgen started before the settle (at least SETTLE_QUIET ago): scraped with its
+    # peers by now
+    served, jobs_of = scrape_targets(vm_url, lab)
     sampler = Sampler(lab)
     sampler.start()
     watch = GaleraWatch(lab)
