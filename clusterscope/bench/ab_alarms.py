@@ -121,25 +121,29 @@ def cycle_schedule(design: str, seconds_per_unit: float, recorded_windows: int =
     return Schedule(turn, busy, busy / seconds_per_unit * within)
 
 
-def bootstrap(ratios: list[float], count: int, block: int, rng: random.Random) -> list[float]:
-    """`count` values of blocks of `block` consecutive recorded ones, blocks drawn at random
+Pair = tuple[float, float]  # a recorded unit: (baseline, variant) throughput
+
+
+def bootstrap(pairs: list[Pair], count: int, block: int, rng: random.Random) -> list[Pair]:
+    """`count` units of blocks of `block` consecutive recorded ones, blocks drawn at random
     (circularly): the recording's autocorrelation up to `block` lags stays."""
-    out: list[float] = []
+    out: list[Pair] = []
     while len(out) < count:
-        i = rng.randrange(len(ratios))
-        out += [ratios[(i + k) % len(ratios)] for k in range(block)]
+        i = rng.randrange(len(pairs))
+        out += [pairs[(i + k) % len(pairs)] for k in range(block)]
     return out[:count]
 
 
-def _series(ratios: list[float], sched: Schedule, days: float, block: int,
+def _series(pairs: list[Pair], sched: Schedule, days: float, block: int,
             rng: random.Random, step_at: float | None = None, step: float = 0.0
             ) -> replica.Counters:
-    """`days` of replayed units on the schedule, `step` (a ratio) added to the overhead
-    from `step_at`, as the scrape sees their counters."""
+    """`days` of replayed units on the schedule, as the scrape sees their counters; from
+    `step_at` each unit's variant throughput less `step` x its baseline's, which raises
+    the ratio-of-means overhead by exactly `step` (a ratio)."""
     times = sched.times(days * 24, rng)
-    values = bootstrap(ratios, len(times), block, rng)
-    units = [(t, r - (step if step_at is not None and t >= step_at else 0.0))
-             for t, r in zip(times, values, strict=True)]
+    values = bootstrap(pairs, len(times), block, rng)
+    units = [(t, b, v - (step * b if step_at is not None and t >= step_at else 0.0))
+             for t, (b, v) in zip(times, values, strict=True)]
     return replica.scrape(units, days * DAY, 15.0)
 
 
@@ -148,22 +152,22 @@ def _pin(c: replica.Counters, p: replica.RuleParams) -> tuple[float, float, floa
     return replica.period(c, DAY, p.window)
 
 
-def _false_alarms(ratios: list[float], sched: Schedule, p: replica.RuleParams,
+def _false_alarms(pairs: list[Pair], sched: Schedule, p: replica.RuleParams,
                   plan: AlarmPlan, pinned: bool, rng: random.Random) -> tuple[int, int]:
     alarms = 0
     for _ in range(plan.weeks):
-        c = _series(ratios, sched, 8, plan.block, rng)
+        c = _series(pairs, sched, 8, plan.block, rng)
         pin = _pin(c, p) if pinned else None
         alarms += false_alarms(replica.firing(c, p, DAY, 8 * DAY, pin), DAY)
     return alarms, plan.weeks
 
 
-def _delays(ratios: list[float], sched: Schedule, p: replica.RuleParams, plan: AlarmPlan,
+def _delays(pairs: list[Pair], sched: Schedule, p: replica.RuleParams, plan: AlarmPlan,
             pinned: bool, step: float, rng: random.Random) -> list[float]:
     out = []
     for _ in range(plan.steps):
         t0 = DAY + HOUR + rng.uniform(0, 20 * HOUR)
-        c = _series(ratios, sched, 3, plan.block, rng, step_at=t0, step=step)
+        c = _series(pairs, sched, 3, plan.block, rng, step_at=t0, step=step)
         d = detection_delay(replica.firing(c, p, DAY, 3 * DAY, _pin(c, p) if pinned else None),
                             t0)
         out.append(math.inf if d is None else d)
@@ -179,10 +183,10 @@ def _summary(delays: list[float]) -> dict:
             "within_2h_ratio": round(sum(1 for x in q if x <= 2 * HOUR) / n, 3)}
 
 
-def judge(ratios: list[float], sched: Schedule, p: replica.RuleParams, plan: AlarmPlan,
+def judge(pairs: list[Pair], sched: Schedule, p: replica.RuleParams, plan: AlarmPlan,
           pinned: bool) -> dict:
     rng = random.Random(plan.seed)
-    alarms, weeks = _false_alarms(ratios, sched, p, plan, pinned, rng)
+    alarms, weeks = _false_alarms(pairs, sched, p, plan, pinned, rng)
     lo, hi = poisson_interval(alarms)
     row = {"units_per_hour": round(sched.per_hour, 1),
            "false_alarms": alarms, "weeks": weeks,
@@ -190,17 +194,17 @@ def judge(ratios: list[float], sched: Schedule, p: replica.RuleParams, plan: Ala
            "false_alarms_per_week_ci": [round(lo / weeks, 3), round(hi / weeks, 3)]}
     for step in (0.02, 0.05):
         row[f"step_{round(step * 100)}pt"] = _summary(
-            _delays(ratios, sched, p, plan, pinned, step, rng))
+            _delays(pairs, sched, p, plan, pinned, step, rng))
     return row
 
 
-def deployed_check(ratios: list[float], sched: Schedule, p: replica.RuleParams,
+def deployed_check(pairs: list[Pair], sched: Schedule, p: replica.RuleParams,
                    plan: AlarmPlan, days: float = 4.0) -> dict:
     """The replica against vmalert replaying the committed rule file over the same counters
     (alarm_vmalert.py): three comparisons of `days`, two with a 5-point step on day 3."""
     from clusterscope.bench import alarm_vmalert
     rng = random.Random(plan.seed + 1)
-    series = {f"cmp{i}": _series(ratios, sched, days, plan.block, rng,
+    series = {f"cmp{i}": _series(pairs, sched, days, plan.block, rng,
                                  step_at=2.5 * DAY if i else None, step=0.05)
               for i in range(3)}
     port_base = int(os.environ.get("CLUSTERSCOPE_BENCH_PORT_BASE", "26300"))
@@ -237,17 +241,17 @@ def run(quick: bool = False) -> dict:
     # a recording of one design alone (`--estimand`) is replayed for that design only
     for reading, design in rec.get("designs", estimand_designs()).items():
         units = rec[reading]
-        ratios = [v / b for _, b, v in units if b > 0]
+        pairs = [(b, v) for _, b, v in units if b > 0]
         spu = unit_seconds(units)
         cycle = cycle_schedule(design, spu)
         alone = Schedule(turn=HOUR, busy=HOUR, per_turn=HOUR / spu)
         for rate, sched in (("cycle", cycle), ("alone", alone)):
             for ref in ("day_before", "pinned"):
-                rows[f"{reading}/{rate}/{ref}"] = judge(ratios, sched, p, plan,
+                rows[f"{reading}/{rate}/{ref}"] = judge(pairs, sched, p, plan,
                                                         ref == "pinned")
     head = rows.get("whole_workload/cycle/day_before", {})
     whole = rec["whole_workload"]
-    check = deployed_check([v / b for _, b, v in whole if b > 0],
+    check = deployed_check([(b, v) for _, b, v in whole if b > 0],
                            cycle_schedule(estimand_designs()["whole_workload"],
                                           unit_seconds(whole)), p, plan,
                            days=2.0 if quick else 4.0)
