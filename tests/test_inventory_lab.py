@@ -28,22 +28,26 @@ def test_ndb_fails_over_to_the_other_sql_node_within_a_scrape(lab) -> None:
     vm.wait_for(f'ndb_sql_node_up{{{NDB},sql_node="{other}"}} == 1', timeout=60)
     killed = time.time()
     lab.cli("lab", "ndb", "kill-sql", dead[-1])
+    gone = time.time()  # the command returns once the process is gone
     try:
         # the dead SQL node is named, and another one serves
         vm.wait_for(f'ndb_sql_node_up{{{NDB},sql_node="{dead}"}} == 0'
                     f' and on (cluster) ndb_sql_node_serving{{{NDB},sql_node="{other}"}} == 1',
                     timeout=30, interval=0.5)
-        def first_through_other() -> float | None:
+        def first_after(series: str, value: str | None) -> float | None:
             # the raw samples (VictoriaMetrics answers with a 1 s latency offset)
-            rows = vm.query(f'ndb_sql_node_serving{{{NDB},sql_node="{other}"}}'
-                            f'[{int(time.time() - killed) + 10}s]')
+            rows = vm.query(f'{series}[{int(time.time() - gone) + 10}s]')
             stamps = [float(t) for r in rows for t, v in r.get("values", [])
-                      if float(t) >= killed and v == "1"]
+                      if float(t) >= gone and value in (None, v)]
             return min(stamps) if stamps else None
-        first = eventually(first_through_other, 20, f"a sample read through {other}")
+        first = eventually(lambda: first_after(
+            f'ndb_sql_node_serving{{{NDB},sql_node="{other}"}}', "1"), 20,
+            f"a sample read through {other}")
         print(f"failover: {first - killed:.1f} s from the kill of {dead} to the first sample"
               f" read through {other} (scrape interval 5 s)")
-        assert first - killed <= 5 + 2  # one scrape interval, and the sample's own lag
+        # within a scrape: the first scrape that began once the node was gone already read
+        # through the other (by the samples' own times, whatever the machine's load)
+        assert first == first_after(f'ndb_up{{{NDB}}}', None)
         # ndb_up never dropped: every scrape after the kill answered through sql2
         time.sleep(12)  # a few more scrapes
         low = vm.query(f'min_over_time(ndb_up{{{NDB}}}[{int(time.time() - killed) + 10}s])')

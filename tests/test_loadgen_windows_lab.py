@@ -78,10 +78,10 @@ def test_a_state_that_comes_and_goes_inside_a_window_voids_it(galera_lab,
 
 def test_every_variant_of_a_comparison_sees_the_same_table_size(galera_lab,
                                                                 tmp_path: Path) -> None:
-    """Pre-filled to 2,000 identical rows, trimmed back together once any table reaches
-    4,000: each window records its tables' rows, and a variant's table and its baseline's
-    stay alike (a table written by two groups, as users_posts once was, grew twice as
-    fast as its comparison's other table)."""
+    """Pre-filled to 2,000 identical rows, trimmed back together before a window once any
+    table reached 4,000: each window records its tables' rows, and a variant's table and
+    its baseline's stay alike (a table written by two groups, as users_posts once was,
+    grew twice as fast as its comparison's other table)."""
     runner = Runner(config.experiment("fk", _config(tmp_path, 2000, 4000)), "galera",
                     _targets(galera_lab), window=4, slot=1.0, washout=0.25, warmup=0,
                     out=lambda s: None)
@@ -104,9 +104,13 @@ def test_every_variant_of_a_comparison_sees_the_same_table_size(galera_lab,
     windows = [w for w in windows if not w["warmup"]]
     assert windows
     for w in windows:
-        assert all(2000 <= n <= 4000 + 6000 for n in w["rows"].values()), w["rows"]
+        # trimmed before any window that would start at max_rows, however fast the
+        # machine writes
+        assert all(2000 <= n < 4000 for n in w["rows"].values()), w["rows"]
         if w["variant"] in pairs:
             base, mine = (w["rows"][t] for t in pairs[w["variant"]])
-            # they grow in turn, each at its own rate (the FK costs a few percent): well
-            # under two fifths of the growth allowed between trims apart
-            assert abs(base - mine) <= 800, (w["variant"], w["rows"])
+            # they grow in turn, each at its own rate (the FK costs a few percent, the
+            # lead-in before slot 0 runs every variant): apart by a small part of what
+            # they grew since the trim
+            grown = max(base, mine) - 2000
+            assert abs(base - mine) <= 0.25 * grown + 100, (w["variant"], w["rows"])

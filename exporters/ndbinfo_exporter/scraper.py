@@ -16,6 +16,7 @@ every `slow_interval` seconds and the scrapes between re-serve their last result
 
 from __future__ import annotations
 
+import enum
 import logging
 import threading
 import time
@@ -40,6 +41,30 @@ from ndbinfo_exporter.state import ExporterState
 log = logging.getLogger("ndbinfo_exporter.scrape")
 RETRY_UNSERVED = 30.0
 DEFAULT_SLOW_INTERVAL = 60.0
+
+
+class Outcome(enum.Enum):
+    """What a collector's failure means for the scrape (Scraper._collect acts on it)."""
+
+    TIMEOUT = "timeout"  # counted in ndb_exporter_collector_timeouts_total, a failure
+    NOT_SERVED = "not_served"  # listed by the SQL node, not served by the data nodes
+    SCHEMA_CHANGED = "schema_changed"  # a column or view moved: re-read the schema
+    NODE_LOST = "node_lost"  # the SQL node went away: fail over, or the scrape is down
+    FAILED = "failed"  # anything else, a collector bug included: this collector fails
+
+
+def outcome_of(exc: Exception) -> tuple[Outcome, str]:
+    """The outcome of a collector's exception and the problem to log for it."""
+    if isinstance(exc, QueryTimeout):
+        return Outcome.TIMEOUT, f"timed out ({exc})"
+    if isinstance(exc, (NdbinfoOffline, ViewUnavailable)):
+        # ndbinfo as a whole answered the probe: this table alone is not served
+        return Outcome.NOT_SERVED, str(exc)
+    if isinstance(exc, SchemaChanged):
+        return Outcome.SCHEMA_CHANGED, f"schema changed ({exc})"
+    if isinstance(exc, Unavailable):
+        return Outcome.NODE_LOST, str(exc)
+    return Outcome.FAILED, f"{type(exc).__name__}: {exc}"
 
 
 @dataclass
@@ -239,29 +264,26 @@ class Scraper:
             try:
                 c.collect(ctx, fam)
                 ok = True
-            except QueryTimeout as exc:
-                self.timeouts[c.name] += 1
-                problem = f"timed out ({exc})"
-            except (NdbinfoOffline, ViewUnavailable) as exc:
-                # ndbinfo as a whole answered the probe: this table alone is not served
-                self._not_served(c, str(exc))
-                continue
-            except SchemaChanged as exc:
-                problem = f"schema changed ({exc})"
-                if self._reread_schema() and not self.supported.get(c.name, False):
-                    continue  # the view went away: unsupported now, not a failure
-            except Unavailable as exc:
-                self.nodes[self.serving].reachable = False
-                if len(self.nodes) > 1:
-                    # killed mid-scrape: start over through the next SQL node
-                    self._note(f"SQL node {self.nodes[self.serving].name}",
-                               f"lost during the scrape ({exc})", logging.ERROR)
-                    a.lost, a.up = True, 0
-                    a.out.clear()
-                    return
-                a.up, problem = 0, f"lost the SQL node ({exc})"
             except Exception as exc:  # noqa: BLE001 - a collector bug must not end the scrape
-                problem = f"{type(exc).__name__}: {exc}"
+                outcome, problem = outcome_of(exc)
+                if outcome is Outcome.TIMEOUT:
+                    self.timeouts[c.name] += 1
+                elif outcome is Outcome.NOT_SERVED:
+                    self._not_served(c, problem)
+                    continue
+                elif outcome is Outcome.SCHEMA_CHANGED:
+                    if self._reread_schema() and not self.supported.get(c.name, False):
+                        continue  # the view went away: unsupported now, not a failure
+                elif outcome is Outcome.NODE_LOST:
+                    self.nodes[self.serving].reachable = False
+                    if len(self.nodes) > 1:
+                        # killed mid-scrape: start over through the next SQL node
+                        self._note(f"SQL node {self.nodes[self.serving].name}",
+                                   f"lost during the scrape ({problem})", logging.ERROR)
+                        a.lost, a.up = True, 0
+                        a.out.clear()
+                        return
+                    a.up, problem = 0, f"lost the SQL node ({problem})"
             a.duration[c.name] = time.monotonic() - t1
             a.success[c.name] = 1 if ok else 0
             self._note(f"collector {c.name}", problem)

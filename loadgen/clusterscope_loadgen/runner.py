@@ -390,10 +390,12 @@ class Runner:
         return self.finish(checks, began)
 
     def _round(self, seq: int) -> None:
-        self.tables.maybe_trim()
         for group, design in designs.round_plan(self.plan, seq, self.rng):
             if self.term:
                 raise Stop()
+            # before every window, not once a round: a table overshoots max_rows by at
+            # most one window's writes, however many groups a round holds
+            self.tables.maybe_trim()
             seconds = designs.window_seconds(design, self.window_s)
             for w in self.run_group(group, seq, seconds, design=design):
                 self.windows.append(w)

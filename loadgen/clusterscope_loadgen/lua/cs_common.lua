@@ -238,7 +238,9 @@ local function sliced_event(step)
       return true
    end
    plan.first = plan.first or t
-   local v = M.list[plan.order[math.max(s, 0) + 1]]
+   -- Before slot 0 the threads warm up on every variant in turn: the lead's writes would
+   -- otherwise all land in slot 0's table, and its table outgrow the others.
+   local v = M.list[s < 0 and plan.lead % #M.list + 1 or plan.order[s + 1]]
    local t0, t1, b = timed(step, v)
    plan.last = t1
    if s < 0 then
