@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from clusterscope.rules.rule_model import WITHOUT, Alert, Group, Runbook
 
-FIRST_STEPS = """First: `curl -s <loadgen>:<port>/metrics | grep -E '^loadgen_(window|pair|overhead)'`
+FIRST_STEPS = """First: `curl -s <loadgen>:<port>/metrics | grep -E '^loadgen_(window|pair|overhead|unit)'`
 and the loadgen container's log (one line per window: valid or why not)."""
 
 
@@ -113,7 +113,7 @@ def change_alert(lc: dict) -> Alert:
                     " over the units of the last period (the ratio of means the loadgen"
                     " reports by default; rules/config.yaml `loadgen.overhead_window`, an"
                     " hour as shipped), differs from a period of the same length - the newest pinned"
-                    " baseline (`clusterscope baseline pin`, which pins the period's mean,"
+                    " baseline (`clusterscope baseline pin`, which pins the period's overhead,"
                     " standard error and units) or, without a pin, the same period a day"
                     " earlier - by more than `overhead_z` standard errors of the difference,"
                     " sqrt(se1^2 + se0^2), at every evaluation for `overhead_change_for`."
