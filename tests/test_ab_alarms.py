@@ -145,7 +145,9 @@ def test_vmalert_replaying_the_committed_rule_fires_where_the_replica_does() -> 
               "flat": replica.scrape(_units(6, 30, 0.03), end, 15)}
     got = alarm_vmalert.replay(series, 86400, end,
                                int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300")),
-                               rules_delay=4)
+                               # 4 s (twice vmalert's remote-write flush) let the alert
+                               # read no records at a load average of 15 on 2 cores
+                               rules_delay=8)
     for name, c in series.items():
         mine = [t for t, fire in replica.states(c, p, 86400, end).items() if fire]
         assert got.get(name, []) == mine, name
