@@ -1,4 +1,5 @@
-"""What a collector is and what it gets to work with during one scrape."""
+"""What a collector is, what it gets to work with during one scrape, and how it declares
+the metric families it fills."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ndbinfo_exporter.db import Database
-from ndbinfo_exporter.families import Families
+from ndbinfo_exporter.families import Families, Family, Histogram
 from ndbinfo_exporter.state import ExporterState
 
 # between and after the lines of `Context.lines`: row_sql's text holds digits, labels of
@@ -72,3 +73,36 @@ class Collector:
     # scans per-fragment views (rows grow with tables x fragments x replicas): run every
     # --scrape.slow-interval, not every scrape
     slow: bool = False
+
+
+# Each collector module declares its queries (`SQL_<VIEW>`) and its families' descriptors at
+# the top, as prometheus/mysqld_exporter's collectors declare their query constant and
+# prometheus.NewDesc values (collector/global_status.go): what a collector reads and serves
+# is found without reading its function.
+
+
+@dataclass(frozen=True)
+class Desc:
+    """A gauge or counter family: name, help and label names. `of` is this scrape's family
+    (created on first use, as `Families.gauge`/`counter`)."""
+
+    name: str
+    help: str
+    labels: tuple[str, ...] = ()
+    counter: bool = False
+
+    def of(self, fam: Families) -> Family:
+        make = fam.counter if self.counter else fam.gauge
+        return make(self.name, self.help, self.labels)
+
+
+@dataclass(frozen=True)
+class HistogramDesc:
+    """A histogram family (`Families.histogram`): name, help and label names (`le` aside)."""
+
+    name: str
+    help: str
+    labels: tuple[str, ...] = ()
+
+    def of(self, fam: Families) -> Histogram:
+        return fam.histogram(self.name, self.help, self.labels)

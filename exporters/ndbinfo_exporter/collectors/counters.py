@@ -9,21 +9,27 @@ names come from the view itself, read once and again when an id is new to the ex
 
 from __future__ import annotations
 
-from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.collectors.base import Collector, Context, Desc
 from ndbinfo_exporter.families import Families, num
+
+SQL_COUNTERS = ("SELECT node_id, counter_id, SUM(val) FROM ndbinfo.counters"
+                " GROUP BY node_id, counter_id")
+# the names of the ids, run only when SQL_COUNTERS returns an id the exporter has not named
+SQL_COUNTERS_NAMES = ("SELECT DISTINCT counter_id, block_name, counter_name"
+                      " FROM ndbinfo.counters")
+
+COUNTERS = Desc("ndb_counters_total", "ndbinfo.counters summed over block instances"
+                " (since the data node started).", ("node_id", "block_name", "counter_name"),
+                counter=True)
 
 
 def collect_counters(ctx: Context, fam: Families) -> None:
-    rows = ctx.query("SELECT node_id, counter_id, SUM(val) FROM ndbinfo.counters"
-                     " GROUP BY node_id, counter_id")
+    rows = ctx.query(SQL_COUNTERS)
     names = ctx.state.counter_names
     if any(cid not in names for _, cid, _ in rows if cid is not None):
         names.update({int(cid): (block, name) for cid, block, name in ctx.query(
-            "SELECT DISTINCT counter_id, block_name, counter_name FROM ndbinfo.counters")
-            if cid is not None})
-    f = fam.counter("ndb_counters_total", "ndbinfo.counters summed over block instances"
-                    " (since the data node started).",
-                    ["node_id", "block_name", "counter_name"])
+            SQL_COUNTERS_NAMES) if cid is not None})
+    f = COUNTERS.of(fam)
     # ids the view names alike (its "<unknown>" for counters newer than the SQL node) add up,
     # as grouping by the names did
     sums: dict[tuple, float | None] = {}

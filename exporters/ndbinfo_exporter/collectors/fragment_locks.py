@@ -20,35 +20,44 @@ estimate), so it runs every --scrape.slow-interval.
 
 from __future__ import annotations
 
-from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.collectors.base import Collector, Context, Desc
 from ndbinfo_exporter.families import Families, body
 
 OWNER = "COALESCE(parent_fq_name, fq_name)"
 MODES = (("exclusive", "ex"), ("shared", "sh"))
 MILLISECONDS = 1000.0
 
+# per table and node: for each mode its requests, waits granted, waits failed; then the
+# wait time granted and failed
+SQL_LOCKS_PER_FRAGMENT = (
+    f"SELECT node_id, {OWNER}, "
+    + ", ".join(f"SUM({p}_{c})" for _, p in MODES for c in ("req", "wait_ok", "wait_fail"))
+    + ", SUM(wait_ok_millis), SUM(wait_fail_millis) FROM ndbinfo.locks_per_fragment"
+    f" GROUP BY node_id, {OWNER}")
+
+TABLE_LABELS = ("node_id", "table")
+LOCK_REQUESTS = Desc("ndb_table_lock_requests_total", "Row lock requests on the table (with"
+                     " its unique indexes) at the node's LDM instances, by mode"
+                     " (locks_per_fragment ex_req, sh_req; since the node started).",
+                     (*TABLE_LABELS, "mode"), counter=True)
+LOCK_WAITS = Desc("ndb_table_lock_waits_total", "Row lock requests that had to wait for"
+                  " another transaction's lock, by mode and outcome: granted after the wait,"
+                  " or failed (aborted while waiting: a lock-wait timeout, error 266, or the"
+                  " transaction's abort) (locks_per_fragment *_wait_ok, *_wait_fail).",
+                  (*TABLE_LABELS, "mode", "outcome"), counter=True)
+LOCK_WAIT_SECONDS = Desc("ndb_table_lock_wait_seconds_total", "Time the table's lock"
+                         " requests spent waiting, by outcome (locks_per_fragment"
+                         " wait_ok_millis, wait_fail_millis / 1000): its rate is the mean"
+                         " number of requests waiting.", (*TABLE_LABELS, "outcome"),
+                         counter=True)
+
 
 def collect_locks_per_fragment(ctx: Context, fam: Families) -> None:
-    sums = ", ".join(f"SUM({p}_{c})" for _, p in MODES for c in ("req", "wait_ok", "wait_fail"))
-    rows = ctx.query(f"SELECT node_id, {OWNER}, {sums}, SUM(wait_ok_millis),"
-                     f" SUM(wait_fail_millis) FROM ndbinfo.locks_per_fragment"
-                     f" GROUP BY node_id, {OWNER}")
-    labels = ("node_id", "table")
-    requests = fam.counter("ndb_table_lock_requests_total", "Row lock requests on the table"
-                           " (with its unique indexes) at the node's LDM instances, by mode"
-                           " (locks_per_fragment ex_req, sh_req; since the node started).",
-                           [*labels, "mode"])
-    waits = fam.counter("ndb_table_lock_waits_total", "Row lock requests that had to wait for"
-                        " another transaction's lock, by mode and outcome: granted after the"
-                        " wait, or failed (aborted while waiting: a lock-wait timeout, error"
-                        " 266, or the transaction's abort) (locks_per_fragment"
-                        " *_wait_ok, *_wait_fail).", [*labels, "mode", "outcome"])
-    seconds = fam.counter("ndb_table_lock_wait_seconds_total", "Time the table's lock"
-                          " requests spent waiting, by outcome (locks_per_fragment"
-                          " wait_ok_millis, wait_fail_millis / 1000): its rate is the mean"
-                          " number of requests waiting.", [*labels, "outcome"])
+    rows = ctx.query(SQL_LOCKS_PER_FRAGMENT)
+    requests, waits = LOCK_REQUESTS.of(fam), LOCK_WAITS.of(fam)
+    seconds = LOCK_WAIT_SECONDS.of(fam)
     for node_id, table, *v in rows:
-        b = body(labels, (node_id, table))
+        b = body(TABLE_LABELS, (node_id, table))
         for i, (mode, _) in enumerate(MODES):
             req, ok, fail = v[3 * i:3 * i + 3]
             requests.add_body(f'{b},mode="{mode}"', req)

@@ -36,7 +36,10 @@ every --scrape.slow-interval.
 
 from __future__ import annotations
 
-from ndbinfo_exporter.collectors.base import Collector, Context
+from collections.abc import Sequence
+
+from ndbinfo_exporter.collectors.base import Collector, Context, HistogramDesc
+from ndbinfo_exporter.collectors.nodes import SQL_CONFIG_NODES
 from ndbinfo_exporter.families import Families, Histogram, body
 
 # (activity label, column, counted on the API side only)
@@ -51,13 +54,40 @@ PGMAN_OPERATIONS = (("page_read", "page_reads"), ("page_write", "page_writes"),
                     ("log_wait", "log_waits"), ("get_page", "get_page"))
 MICROSECONDS_PER_SECOND = 1e6
 
+# the data nodes where config_nodes is missing (before 7.5.7): the running ones
+SQL_NODES_IDS = "SELECT node_id FROM ndbinfo.nodes"
+SQL_PGMAN_TIME_TRACK_STATS = (
+    "SELECT node_id, upper_bound, " + ", ".join(f"SUM({col})" for _, col in PGMAN_OPERATIONS)
+    + " FROM ndbinfo.pgman_time_track_stats GROUP BY node_id, upper_bound")
+
+
+def sql_tc_time_track_stats(data_nodes: Sequence[int]) -> str:
+    """Each activity summed per node and range; key operations only where the communicating
+    node is not one of `data_nodes` (the API side)."""
+    api = f"comm_node_id NOT IN ({', '.join(str(n) for n in data_nodes) or '0'})"
+    sums = ", ".join(f"SUM(IF({api}, {col}, 0))" if api_only else f"SUM({col})"
+                     for _, col, api_only in TC_ACTIVITIES)
+    return (f"SELECT node_id, upper_bound, {sums} FROM ndbinfo.tc_time_track_stats"
+            " GROUP BY node_id, upper_bound")
+
+
+TC_LATENCY = HistogramDesc("ndb_tc_latency_seconds", "Latency of what the data node's TCs"
+                           " coordinated, by activity (tc_time_track_stats summed over TC"
+                           " instances; key operations on the API side): transaction is its"
+                           " duration, first operation to commit confirmation (client think"
+                           " time included); read_key, write_key, index_key one operation"
+                           " each; scan_fragment one batch; *_error the failed ones.",
+                           ("node_id", "activity"))
+DISK_DATA_LATENCY = HistogramDesc("ndb_disk_data_latency_seconds", "Latency of disk data page"
+                                  " reads and writes, UNDO log waits, and get_page requests"
+                                  " that had to wait (queued or for disk: queue to callback;"
+                                  " requests served at once are not counted)"
+                                  " (pgman_time_track_stats summed over PGMAN instances).",
+                                  ("node_id", "operation"))
+
 
 def _data_nodes(ctx: Context) -> list[int]:
-    if ctx.db.has("config_nodes"):
-        rows = ctx.query("SELECT DISTINCT node_id FROM ndbinfo.config_nodes"
-                         " WHERE node_type = 'NDB'")
-    else:
-        rows = ctx.query("SELECT node_id FROM ndbinfo.nodes")
+    rows = ctx.query(SQL_CONFIG_NODES if ctx.db.has("config_nodes") else SQL_NODES_IDS)
     return sorted(int(r[0]) for r in rows if r[0] is not None)
 
 
@@ -74,32 +104,13 @@ def _fill(rows: list[tuple], names: list[str], f: Histogram, label: str) -> None
 
 
 def collect_tc_time_track_stats(ctx: Context, fam: Families) -> None:
-    data_nodes = ", ".join(str(n) for n in _data_nodes(ctx)) or "0"
-    api = f"comm_node_id NOT IN ({data_nodes})"
-    sums = ", ".join(f"SUM(IF({api}, {col}, 0))" if api_only else f"SUM({col})"
-                     for _, col, api_only in TC_ACTIVITIES)
-    rows = ctx.query(f"SELECT node_id, upper_bound, {sums} FROM ndbinfo.tc_time_track_stats"
-                     " GROUP BY node_id, upper_bound")
-    f = fam.histogram("ndb_tc_latency_seconds", "Latency of what the data node's TCs"
-                      " coordinated, by activity (tc_time_track_stats summed over TC"
-                      " instances; key operations on the API side): transaction is its"
-                      " duration, first operation to commit confirmation (client think time"
-                      " included); read_key, write_key, index_key one operation each;"
-                      " scan_fragment one batch; *_error the failed ones.",
-                      ["node_id", "activity"])
-    _fill(rows, [a for a, _, _ in TC_ACTIVITIES], f, "activity")
+    rows = ctx.query(sql_tc_time_track_stats(_data_nodes(ctx)))
+    _fill(rows, [a for a, _, _ in TC_ACTIVITIES], TC_LATENCY.of(fam), "activity")
 
 
 def collect_pgman_time_track_stats(ctx: Context, fam: Families) -> None:
-    sums = ", ".join(f"SUM({col})" for _, col in PGMAN_OPERATIONS)
-    rows = ctx.query(f"SELECT node_id, upper_bound, {sums}"
-                     " FROM ndbinfo.pgman_time_track_stats GROUP BY node_id, upper_bound")
-    f = fam.histogram("ndb_disk_data_latency_seconds", "Latency of disk data page reads and"
-                      " writes, UNDO log waits, and get_page requests that had to wait (queued"
-                      " or for disk: queue to callback; requests served at once are not"
-                      " counted) (pgman_time_track_stats summed over PGMAN instances).",
-                      ["node_id", "operation"])
-    _fill(rows, [o for o, _ in PGMAN_OPERATIONS], f, "operation")
+    rows = ctx.query(SQL_PGMAN_TIME_TRACK_STATS)
+    _fill(rows, [o for o, _ in PGMAN_OPERATIONS], DISK_DATA_LATENCY.of(fam), "operation")
 
 
 COLLECTORS = [

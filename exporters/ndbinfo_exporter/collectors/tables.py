@@ -14,31 +14,36 @@ NdbinfoTables.cpp's estimate for frag_mem_use), so it runs every --scrape.slow-i
 
 from __future__ import annotations
 
-from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.collectors.base import Collector, Context, Desc
 from ndbinfo_exporter.families import Families, body, num
 
 OWNER = "COALESCE(parent_fq_name, fq_name)"
 
+SQL_MEMORY_PER_FRAGMENT = (
+    f"SELECT node_id, {OWNER}, SUM(fixed_elem_alloc_bytes), SUM(var_elem_alloc_bytes),"
+    " SUM(hash_index_alloc_bytes), SUM(fixed_elem_free_bytes), SUM(var_elem_free_bytes),"
+    " SUM(IF(parent_fq_name IS NULL, fixed_elem_count, 0))"
+    f" FROM ndbinfo.memory_per_fragment GROUP BY node_id, {OWNER}")
+
+TABLE_MEMORY_LABELS = ("node_id", "table")
+TABLE_ALLOCATED = Desc("ndb_table_memory_allocated_bytes", "Bytes a table (with its unique"
+                       " and ordered indexes and blob parts) has allocated on the data node,"
+                       " by kind: fixed-size (row parts and ordered index T-tree nodes),"
+                       " var-size row parts, hash index (memory_per_fragment).",
+                       (*TABLE_MEMORY_LABELS, "kind"))
+TABLE_FREE = Desc("ndb_table_memory_free_bytes", "Free bytes inside the table's allocated row"
+                  " pages on the node (fixed + var), reusable by the table only.",
+                  TABLE_MEMORY_LABELS)
+TABLE_ROWS = Desc("ndb_table_rows", "Fixed-size row parts of the table's own fragment"
+                  " replicas on the node (one per row replica it stores).",
+                  TABLE_MEMORY_LABELS)
+
 
 def collect_memory_per_fragment(ctx: Context, fam: Families) -> None:
-    rows = ctx.query(
-        f"SELECT node_id, {OWNER}, SUM(fixed_elem_alloc_bytes), SUM(var_elem_alloc_bytes),"
-        " SUM(hash_index_alloc_bytes), SUM(fixed_elem_free_bytes), SUM(var_elem_free_bytes),"
-        " SUM(IF(parent_fq_name IS NULL, fixed_elem_count, 0))"
-        f" FROM ndbinfo.memory_per_fragment GROUP BY node_id, {OWNER}")
-    labels = ["node_id", "table"]
-    alloc = fam.gauge("ndb_table_memory_allocated_bytes", "Bytes a table (with its unique"
-                      " and ordered indexes and blob parts) has allocated on the data node,"
-                      " by kind: fixed-size (row parts and ordered index T-tree nodes),"
-                      " var-size row parts, hash index (memory_per_fragment).",
-                      [*labels, "kind"])
-    free = fam.gauge("ndb_table_memory_free_bytes", "Free bytes inside the table's allocated"
-                     " row pages on the node (fixed + var), reusable by the table only.",
-                     labels)
-    rows_f = fam.gauge("ndb_table_rows", "Fixed-size row parts of the table's own fragment"
-                       " replicas on the node (one per row replica it stores).", labels)
+    rows = ctx.query(SQL_MEMORY_PER_FRAGMENT)
+    alloc, free, rows_f = TABLE_ALLOCATED.of(fam), TABLE_FREE.of(fam), TABLE_ROWS.of(fam)
     for node_id, table, fixed, var, hidx, ffree, vfree, n in rows:
-        b = body(labels, (node_id, table))
+        b = body(TABLE_MEMORY_LABELS, (node_id, table))
         for kind, v in (("fixed", fixed), ("var", var), ("hash_index", hidx)):
             alloc.add_body(f'{b},kind="{kind}"', v)
         parts = [num(x) for x in (ffree, vfree)]

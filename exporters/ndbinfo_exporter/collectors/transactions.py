@@ -32,7 +32,7 @@ transaction, wrote, and went quiet. That is the one a DBA has to find and kill.
 
 from __future__ import annotations
 
-from ndbinfo_exporter.collectors.base import Collector, Context
+from ndbinfo_exporter.collectors.base import Collector, Context, Desc
 from ndbinfo_exporter.families import Families, body
 
 # the cluster_locks view's decodes of op_flags (schema.LOCK_*): S/X, H(olding)/W(aiting)
@@ -40,23 +40,39 @@ LOCK_MODE = {"S": "shared", "X": "exclusive"}
 LOCK_STATE = {"H": "holding", "W": "waiting"}
 UNNAMED_STATE = "other"
 
+SQL_CLUSTER_TRANSACTIONS = ("SELECT node_id, state, COUNT(*),"
+                            " MAX(IF(count_operations > 0, inactive_seconds, NULL)),"
+                            " SUM(count_operations) FROM ndbinfo.cluster_transactions"
+                            " GROUP BY node_id, state")
+SQL_CLUSTER_LOCKS = ("SELECT node_id, mode, state, COUNT(*), MAX(duration_millis)"
+                     " FROM ndbinfo.cluster_locks GROUP BY node_id, mode, state")
+
+TRANSACTIONS = Desc("ndb_transactions", "Transaction records of the node's TCs, per state"
+                    " (cluster_transactions.state, the TC's friendly state name; \"other\""
+                    " for the commit states without one). Completing = the complete phase of"
+                    " transactions already reported committed (a copy record).",
+                    ("node_id", "state"))
+TRANSACTION_INACTIVE_MAX = Desc("ndb_transaction_inactive_seconds_max", "The longest any TC"
+                                " record of the node holding operations (count_operations >"
+                                " 0) has been inactive (cluster_transactions.inactive_seconds;"
+                                " ndbinfo has no age); 0 when none holds operations.",
+                                ("node_id",))
+TRANSACTION_OPERATIONS = Desc("ndb_transaction_operations", "Operations of the node's TC"
+                              " records (SUM(cluster_transactions.count_operations)).",
+                              ("node_id",))
+LOCKS = Desc("ndb_locks", "Row locks held or waited for on the node's LDM instances at the"
+             " scan (cluster_locks), per mode and state: a sample; ndb_table_lock_* count"
+             " every wait.", ("node_id", "mode", "state"))
+LOCK_DURATION_MAX = Desc("ndb_lock_duration_seconds_max", "The longest a lock has been held,"
+                         " or a request has waited, on the node (cluster_locks"
+                         ".duration_millis, reset when a waiter is granted).",
+                         ("node_id", "state"))
+
 
 def collect_transactions(ctx: Context, fam: Families) -> None:
-    rows = ctx.query("SELECT node_id, state, COUNT(*),"
-                     " MAX(IF(count_operations > 0, inactive_seconds, NULL)),"
-                     " SUM(count_operations) FROM ndbinfo.cluster_transactions"
-                     " GROUP BY node_id, state")
-    count = fam.gauge("ndb_transactions", "Transaction records of the node's TCs, per state"
-                      " (cluster_transactions.state, the TC's friendly state name; \"other\""
-                      " for the commit states without one). Completing = the complete"
-                      " phase of transactions already reported committed (a copy record).",
-                      ["node_id", "state"])
-    inactive = fam.gauge("ndb_transaction_inactive_seconds_max", "The longest any TC record"
-                         " of the node holding operations (count_operations > 0) has been"
-                         " inactive (cluster_transactions.inactive_seconds; ndbinfo has no"
-                         " age); 0 when none holds operations.", ["node_id"])
-    ops = fam.gauge("ndb_transaction_operations", "Operations of the node's TC records"
-                    " (SUM(cluster_transactions.count_operations)).", ["node_id"])
+    rows = ctx.query(SQL_CLUSTER_TRANSACTIONS)
+    count, inactive = TRANSACTIONS.of(fam), TRANSACTION_INACTIVE_MAX.of(fam)
+    ops = TRANSACTION_OPERATIONS.of(fam)
     per_node: dict[str, tuple[float, float]] = {}
     for node_id, state, n, idle, n_ops in rows:
         count.add((node_id, state or UNNAMED_STATE), n)
@@ -68,15 +84,8 @@ def collect_transactions(ctx: Context, fam: Families) -> None:
 
 
 def collect_locks(ctx: Context, fam: Families) -> None:
-    rows = ctx.query("SELECT node_id, mode, state, COUNT(*), MAX(duration_millis)"
-                     " FROM ndbinfo.cluster_locks GROUP BY node_id, mode, state")
-    locks = fam.gauge("ndb_locks", "Row locks held or waited for on the node's LDM"
-                      " instances at the scan (cluster_locks), per mode and state: a sample;"
-                      " ndb_table_lock_* count every wait.", ["node_id", "mode", "state"])
-    longest = fam.gauge("ndb_lock_duration_seconds_max", "The longest a lock has been held,"
-                        " or a request has waited, on the node (cluster_locks"
-                        ".duration_millis, reset when a waiter is granted).",
-                        ["node_id", "state"])
+    rows = ctx.query(SQL_CLUSTER_LOCKS)
+    locks, longest = LOCKS.of(fam), LOCK_DURATION_MAX.of(fam)
     per_state: dict[tuple[str, str], float] = {}
     for node_id, mode, state, n, millis in rows:
         st = LOCK_STATE.get(state, str(state).lower())
@@ -84,7 +93,7 @@ def collect_locks(ctx: Context, fam: Families) -> None:
         key = (str(node_id), st)
         per_state[key] = max(per_state.get(key, 0.0), float(millis or 0) / 1000)
     for (node_id, st), seconds in per_state.items():
-        longest.add_body(body(("node_id", "state"), (node_id, st)), seconds)
+        longest.add_body(body(LOCK_DURATION_MAX.labels, (node_id, st)), seconds)
 
 
 COLLECTORS = [
