@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from clusterscope.bench.alarm_replica import scrape
+from clusterscope.bench.alarm_vmalert import NAMES
 from clusterscope.rules import generate
 from clusterscope.rules.rules_config import load_config
 
@@ -307,39 +309,33 @@ def histogram(name: str, labels: dict[str, str], les: list[str],
     return out
 
 
-def unit_counters(labels: dict[str, str], units: list[tuple[float, float]], steps: int,
+def unit_counters(labels: dict[str, str], units: list[tuple[float, float, float]], steps: int,
                   step: int = STEP) -> list[dict]:
     """The loadgen's unit counters (clusterscope_loadgen/unitstream.py) as a scrape every
-    `step` seconds sees them: `units` are (completion second, variant/baseline ratio)."""
-    n = s = q = 0.0
-    cols: list[list[float]] = [[], [], []]
-    i = 0
-    for k in range(steps):
-        while i < len(units) and units[i][0] <= k * step:
-            n, s, q = n + 1, s + units[i][1], q + units[i][1] ** 2
-            i += 1
-        for col, v in zip(cols, (n, s, q), strict=True):
-            col.append(v)
-    names = ("loadgen_unit_tps_ratio_count", "loadgen_unit_tps_ratio_sum",
-             "loadgen_unit_tps_ratio_squares_total")
-    return [{"series": metric(name, labels), "values": " ".join(f"{v:.12g}" for v in col)}
-            for name, col in zip(names, cols, strict=True)]
+    `step` seconds sees them: `units` are (completion second, baseline and variant
+    throughput)."""
+    c = scrape(units, (steps - 1) * step, step)
+    return [{"series": metric(name, labels), "values": " ".join(repr(v) for v in c.cols[col])}
+            for col, name in NAMES]
 
 
 def cycle_units(seed: int, hours: float, sd: float, level: float = 0.10,
                 step_at: float | None = None, step: float = 0.0, per_turn: int = 6,
-                turn: float = 480.0) -> list[list[tuple[float, float]]]:
+                turn: float = 480.0, cv: float = 0.2) -> list[list[tuple[float, float, float]]]:
     """What the always-on cycle gives one comparison: every `turn` seconds a run of
-    `per_turn` units 20 s apart (a fresh run each turn), overhead `level` with noise `sd`,
-    plus `step` from `step_at`. Each turn's units, as (second, variant/baseline ratio)."""
+    `per_turn` units 20 s apart (a fresh run each turn), the baseline's throughput around
+    1000 rows/s varying by `cv`, the variant's lower by an overhead `level` with noise
+    `sd`, plus `step` from `step_at` (so the ratio of means' overhead is `level`, then
+    `level` + `step`). Each turn's units, as (second, baseline, variant throughput)."""
     rng = random.Random(seed)
     turns, t0 = [], 0.0
     while t0 < hours * 3600:
         units = []
         for k in range(per_turn):
             t = t0 + 20 * (k + 1)
+            b = 1000.0 * max(0.05, rng.gauss(1.0, cv))
             x = rng.gauss(level, sd) + (step if step_at is not None and t >= step_at else 0.0)
-            units.append((t, 1.0 - x))
+            units.append((t, b, b * (1.0 - x)))
         turns.append(units)
         t0 += turn
     return turns

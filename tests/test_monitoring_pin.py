@@ -40,6 +40,8 @@ def test_pin_writes_current_baselines_that_rules_can_read_later(scratch_vm) -> N
         timeout=20)
     assert [float(r["value"][1]) for r in ov] == [0.18]
     assert ov[0]["metric"]["baseline"] == "nofk"
+    # the records read the ratio of means: the pin says so, and the alert reads only such
+    assert ov[0]["metric"]["estimator"] == "ratio-of-means"
     # the change alert compares intervals: the pin keeps the period's SE and units too
     for series, value in (("clusterscope_pinned_overhead_se_ratio", 0.004),
                           ("clusterscope_pinned_overhead_units", 40.0)):

@@ -71,8 +71,8 @@ def test_a_runbook_starts_with_its_own_components_first_steps() -> None:
     component's pages open their Diagnosis with that component's commands."""
     opening = {"Ndb": "ndb_mgm -e show", "Galera": "SHOW GLOBAL STATUS WHERE Variable_name",
                "Host": "df -h; df -i", "Clusterscope": "docker compose ps",
-               "Loadgen": "loadgen_(window|pair|overhead)",
-               "Experiment": "loadgen_(window|pair|overhead)",
+               "Loadgen": "loadgen_(window|pair|overhead|unit)",
+               "Experiment": "loadgen_(window|pair|overhead|unit)",
                "Change": "clusterscope changes --since"}
     for page in (REPO / "runbooks").glob("*.md"):
         if page.stem == "README":

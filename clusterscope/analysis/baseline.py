@@ -2,9 +2,11 @@
 
 `pin_to_vm(vm, name)` takes what the rules currently consider the baseline - each node's
 median completed restart, and each experiment variant's overhead over the last period the
-change alert compares (rules/config.yaml `loadgen.overhead_window`): its mean, standard
-error and number of units, so that a later period is compared with it interval to interval
-- and writes one sample of each, labelled `pin=NAME`, and
+change alert compares (rules/config.yaml `loadgen.overhead_window`): its ratio-of-means
+overhead, standard error and number of units, so that a later period is compared with it
+interval to interval - and writes one sample of each, labelled `pin=NAME` (the overhead's
+also `estimator="ratio-of-means"`: the alert ignores a pin without it, taken when the
+records read the mean of the units' ratios), and
 `clusterscope_pin_created_timestamp_seconds{pin=NAME}`. The rules read them with
 `last_over_time(...[400d])`, so a single sample keeps serving as the baseline after a
 configuration change (ExperimentOverheadChanged,
@@ -18,9 +20,14 @@ import re
 import time
 
 from clusterscope.clients.vm import VM
+from clusterscope.rules.loadgen import PINNED_ESTIMATOR
 from clusterscope.rules.rules_config import shared
 
 COMPARISON = ("cluster", "engine", "experiment", "variant", "baseline")
+# labels written on a pinned series besides what it keeps and `pin`
+MARKS = {name: {"estimator": PINNED_ESTIMATOR} for name in (
+    "clusterscope_pinned_overhead_ratio", "clusterscope_pinned_overhead_se_ratio",
+    "clusterscope_pinned_overhead_units")}
 
 
 def sources(window: str | None = None) -> dict[str, tuple[str, tuple[str, ...]]]:
@@ -55,7 +62,7 @@ def pin_to_vm(vm: VM, name: str, at: float | None = None) -> dict[str, int]:
         counts[pinned] = len(rows)
         for r in rows:
             labels = {k: r["metric"][k] for k in keep if k in r["metric"]}
-            labels["pin"] = name
+            labels.update(MARKS.get(pinned, {}), pin=name)
             inner = ",".join(f'{k}="{_label_value(v)}"' for k, v in sorted(labels.items()))
             lines.append(f"{pinned}{{{inner}}} {r['value'][1]} {ts_ms}")
     if lines:

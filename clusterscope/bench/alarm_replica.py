@@ -3,10 +3,12 @@ a faithful replica, so a week of replayed units can be judged in a second, and c
 against promtool on the same input (tests/test_ab_alarms.py).
 
 The rule (clusterscope/rules/loadgen.py) reads the loadgen's unit counters
-(`loadgen_unit_tps_ratio_count`, `_sum`, `_squares_total`), scraped every `scrape` seconds.
-At every evaluation (every `interval` seconds) it takes increase() of each over the last
-`window`, and from them the period's units n, mean overhead 1 - S/n and standard error
-sqrt((Q - S^2/n) / ((n - 1) n)); it compares that period with the pin's (mean, SE, units) or,
+(clusterscope_loadgen/unitstream.py: units n, sums of variant and baseline throughput Sv
+and Sb, of their squares Qvv and Qbb and of their product Qvb), scraped every `scrape`
+seconds. At every evaluation (every `interval` seconds) it takes increase() of each over
+the last `window`, and from them the period's units n, overhead 1 - R with R = Sv / Sb
+and R's delta-method standard error sqrt((Qvv - 2 R Qvb + R^2 Qbb) n / ((n - 1) Sb^2));
+it compares that period with the pin's (overhead, SE, units) or,
 without a pin, with the same period `offset` earlier: |z| = |m1 - m0| / sqrt(se1^2 + se0^2)
 above `z`, both periods with at least `min_units`, and fires once that has held `hold`
 seconds at every evaluation (`for:`).
@@ -24,6 +26,9 @@ import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from clusterscope_loadgen.estimators import Unit
+from clusterscope_loadgen.unitstream import unit_terms
 
 from clusterscope.rules.rule_model import seconds
 
@@ -49,39 +54,41 @@ class RuleParams:
                    scrape=scrape)
 
 
+# the counters' columns, in unitstream.SUMS' order
+COLUMNS = ("n", "sv", "sb", "qvv", "qbb", "qvb")
+
+
 @dataclass
 class Counters:
-    """The three counters' samples at the scrape times (seconds), as columns."""
+    """The counters' samples at the scrape times (seconds), as columns named by COLUMNS."""
 
     t: list[float]
-    n: list[float]
-    s: list[float]
-    q: list[float]
+    cols: dict[str, list[float]]
     _resets: dict[str, list[float]] = field(default_factory=dict)
 
     def resets(self, column: str) -> list[float]:
         if column not in self._resets:
-            self._resets[column] = _reset_sums(getattr(self, column))
+            self._resets[column] = _reset_sums(self.cols[column])
         return self._resets[column]
 
 
-def scrape(units: Sequence[tuple[float, float]], end: float, every: float,
+def scrape(units: Sequence[tuple[float, float, float]], end: float, every: float,
            start: float = 0.0) -> Counters:
     """The counters a scrape every `every` seconds from `start` to `end` sees, given the
-    units (completion time in seconds, variant/baseline ratio) in time order."""
-    out = Counters([], [], [], [])
-    n = s = q = 0.0
+    units (completion time in seconds, baseline and variant throughput) in time order."""
+    out = Counters([], {c: [] for c in COLUMNS})
+    acc = [0.0] * len(COLUMNS)
     i, k = 0, 0
     while start + k * every <= end:
         t = start + k * every
         while i < len(units) and units[i][0] <= t:
-            r = units[i][1]
-            n, s, q = n + 1, s + r, q + r * r
+            _, b, v = units[i]
+            for j, term in enumerate(unit_terms(Unit(0, b, v))):
+                acc[j] += term
             i += 1
         out.t.append(t)
-        out.n.append(n)
-        out.s.append(s)
-        out.q.append(q)
+        for c, value in zip(COLUMNS, acc, strict=True):
+            out.cols[c].append(value)
         k += 1
     return out
 
@@ -119,24 +126,34 @@ def increase(ts: Sequence[float], vs: Sequence[float], t0: float, t1: float,
 
 
 def period(c: Counters, t: float, window: float) -> tuple[float, float, float] | None:
-    """(units, mean overhead, its SE) of the period (t - window, t], as the records compute
+    """(units, overhead, its SE) of the period (t - window, t], as the records compute
     them; None where a record would be absent or not a number."""
-    n = increase(c.t, c.n, t - window, t, c.resets("n"))
-    s = increase(c.t, c.s, t - window, t, c.resets("s"))
-    q = increase(c.t, c.q, t - window, t, c.resets("q"))
-    if n is None or s is None or q is None or n <= 1:
+    inc = {col: increase(c.t, c.cols[col], t - window, t, c.resets(col)) for col in COLUMNS}
+    if any(v is None for v in inc.values()):
         return None
-    se = math.sqrt(max(q - s * s / n, 0.0) / ((n - 1) * n))
-    return n, 1.0 - s / n, se
+    n, sv, sb, qvv, qbb, qvb = (float(inc[col] or 0.0) for col in COLUMNS)
+    if n <= 1 or sb <= 0:
+        return None
+    r = sv / sb
+    se = math.sqrt(max(qvv - 2 * r * qvb + r ** 2 * qbb, 0.0) * n / ((n - 1) * sb ** 2))
+    return n, 1.0 - r, se
+
+
+def z_score(cur: tuple[float, float, float] | None, ref: tuple[float, float, float] | None,
+            p: RuleParams) -> float | None:
+    """(m1 - m0) / sqrt(se1^2 + se0^2) of two periods, None where the rule has no value
+    (a period missing or with fewer than min_units units)."""
+    if cur is None or ref is None or cur[0] < p.min_units or ref[0] < p.min_units:
+        return None
+    spread = math.hypot(cur[2], ref[2])
+    diff = cur[1] - ref[1]
+    return diff / spread if spread > 0 else math.copysign(math.inf, diff) if diff else 0.0
 
 
 def condition(cur: tuple[float, float, float] | None, ref: tuple[float, float, float] | None,
               p: RuleParams) -> bool:
-    if cur is None or ref is None or cur[0] < p.min_units or ref[0] < p.min_units:
-        return False
-    spread = math.hypot(cur[2], ref[2])
-    diff = abs(cur[1] - ref[1])
-    return (diff / spread if spread > 0 else (math.inf if diff > 0 else 0.0)) > p.z
+    z = z_score(cur, ref, p)
+    return z is not None and abs(z) > p.z
 
 
 def states(c: Counters, p: RuleParams, start: float, end: float,

@@ -21,8 +21,10 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from clusterscope_loadgen.unitstream import SUMS
+
 from clusterscope import gotools
-from clusterscope.bench.alarm_replica import Counters
+from clusterscope.bench.alarm_replica import COLUMNS, Counters
 from clusterscope.clients.vm import VM
 from clusterscope.lab import ports
 from clusterscope.lab.core import wait_for_port
@@ -30,8 +32,8 @@ from clusterscope.paths import REPO
 
 LABELS = {"job": "loadgen", "instance": "127.0.0.1:1", "cluster": "replay", "engine": "galera",
           "target": "127.0.0.1:3306", "experiment": "fk", "baseline": "nofk"}
-NAMES = (("n", "loadgen_unit_tps_ratio_count"), ("s", "loadgen_unit_tps_ratio_sum"),
-         ("q", "loadgen_unit_tps_ratio_squares_total"))
+# the replica's columns and the counters they stand for (unitstream.SUMS, in its order)
+NAMES = tuple(zip(COLUMNS, (f"{name}_total" for name in SUMS), strict=True))
 
 
 def _rfc3339(epoch: float) -> str:
@@ -41,9 +43,9 @@ def _rfc3339(epoch: float) -> str:
 def _import(vm: VM, series: dict[str, Counters], t0: float) -> None:
     for variant, c in series.items():
         inner = ",".join(f'{k}="{v}"' for k, v in sorted({**LABELS, "variant": variant}.items()))
-        for attr, name in NAMES:
-            col = getattr(c, attr)
-            lines = [f"{name}{{{inner}}} {v:.12g} {int((t0 + t) * 1000)}"
+        for column, name in NAMES:
+            col = c.cols[column]
+            lines = [f"{name}{{{inner}}} {v!r} {int((t0 + t) * 1000)}"
                      for t, v in zip(c.t, col, strict=True)]
             for i in range(0, len(lines), 20000):
                 vm.import_prometheus("\n".join(lines[i:i + 20000]) + "\n")

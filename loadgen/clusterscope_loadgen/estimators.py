@@ -89,15 +89,26 @@ def mean_t(units: Sequence[Unit], confidence: float = CONFIDENCE) -> Estimate:
     return from_spread(intervals.hac_mean([u.overhead for u in _usable(units)]), confidence)
 
 
-def ratio_of_means(units: Sequence[Unit], confidence: float = CONFIDENCE) -> Estimate:
+def ratio_spread(units: Sequence[Unit], lag: int | None = None) -> intervals.Spread:
+    """The ratio-of-means overhead and its delta-method SE; `lag`: the Newey-West lag,
+    chosen from the data unless given (0: the i.i.d. SE, what the change alert's rule
+    computes from the unit counters)."""
     us = _usable(units)
     if not us:
-        return _none(0, confidence=confidence)
+        return intervals.Spread(math.nan, math.nan, 0, 0)
     mb = fmean(u.baseline for u in us)
     ratio = sum(u.variant for u in us) / sum(u.baseline for u in us)
     # the residuals sum to 0: their HAC SE is the ratio's (delta method)
-    s = intervals.hac_mean([(u.variant - ratio * u.baseline) / mb for u in us])
-    return from_spread(intervals.Spread(1.0 - ratio, s.se, s.n, s.lag, s.inflation), confidence)
+    s = intervals.hac_mean([(u.variant - ratio * u.baseline) / mb for u in us], lag)
+    return intervals.Spread(1.0 - ratio, s.se, s.n, s.lag, s.inflation)
+
+
+def ratio_of_means(units: Sequence[Unit], confidence: float = CONFIDENCE,
+                   lag: int | None = None) -> Estimate:
+    spread = ratio_spread(units, lag)
+    if spread.n == 0:
+        return _none(0, confidence=confidence)
+    return from_spread(spread, confidence)
 
 
 def hodges_lehmann_point(d: Sequence[float]) -> float:

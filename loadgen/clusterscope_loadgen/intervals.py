@@ -123,14 +123,16 @@ class Spread:
         return 2.0 * (1.0 - t_cdf(t, self.df))
 
 
-def hac_mean(x: Sequence[float]) -> Spread:
+def hac_mean(x: Sequence[float], lag: int | None = None) -> Spread:
+    """The mean and its Newey-West SE, the lag chosen from the data unless given (0: the
+    i.i.d. SE, stdev / sqrt(n), what a rule summing counters can compute)."""
     n = len(x)
     if n == 0:
         return Spread(math.nan, math.nan, 0, 0)
     m = fmean(x)
     if n < 2:
         return Spread(m, math.nan, n, 0)
-    lag = bandwidth(x)
+    lag = bandwidth(x) if lag is None else min(lag, n - 1)
     d = [v - m for v in x]
     gamma = [sum(d[i] * d[i + k] for i in range(n - k)) / n for k in range(lag + 1)]
     lrv = gamma[0] + 2.0 * sum((1.0 - k / (lag + 1.0)) * gamma[k] for k in range(1, lag + 1))

@@ -1,13 +1,15 @@
 """Every completed unit, summed into counters a rule can window: the change alert's input.
 
-Per comparison (variant vs baseline) three series grow with each new valid unit:
-`loadgen_unit_tps_ratio_count` and `_sum` (a Summary of the unit's variant/baseline
-throughput) and `loadgen_unit_tps_ratio_squares_total` (the sum of its squares). Over any
-period, increase() of the three gives the number of units in it, their mean and variance:
-exact whatever the scrape interval, across the always-on cycle's turns and loadgen
-restarts (a reset is what increase() corrects). The overhead is 1 - ratio, so its mean is
-1 - the mean ratio and its variance the ratio's; the ratio is what is summed because it
-is never negative, and a counter must never fall.
+Per comparison (variant vs baseline) six counters grow with each new valid unit: the
+number of units, the sums of the variant's and the baseline's throughput (rows per
+second, as the overheads read it: sysbench events x the variant's rows per event), of
+their squares and of their product. Over any period, increase() of the six gives the
+period's ratio of means R = sum(variant) / sum(baseline), the overhead 1 - R (what the
+loadgen's default estimator reports, `ratio-of-means` in estimators.py) and its
+delta-method standard error: exact whatever the scrape interval, across the always-on
+cycle's turns and loadgen restarts (a reset is what increase() corrects). Throughputs
+are never negative, so no counter ever falls. The per-unit ratio is not summed: the
+mean of ratios leans towards the variant when units are noisy (E[v/b] > E[v]/E[b]).
 """
 
 from __future__ import annotations
@@ -15,21 +17,39 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Summary
+from prometheus_client import CollectorRegistry, Counter
 
 from clusterscope_loadgen.estimators import Unit
 
 KEEP = 5000  # units remembered per comparison, to count each once
 
+RATE = "throughput in rows per second (sysbench events x rows per event)"
+# counter (without _total) -> its help; what each adds per unit, by UnitStream.publish
+SUMS = {
+    "loadgen_units": "Completed valid units of the comparison",
+    "loadgen_unit_variant_rows_per_second":
+        f"Sum over the comparison's valid units of the variant side's {RATE}",
+    "loadgen_unit_baseline_rows_per_second":
+        f"Sum over the comparison's valid units of the baseline side's {RATE}",
+    "loadgen_unit_variant_rows_per_second_squares":
+        f"Sum over the comparison's valid units of the square of the variant side's {RATE}",
+    "loadgen_unit_baseline_rows_per_second_squares":
+        f"Sum over the comparison's valid units of the square of the baseline side's {RATE}",
+    "loadgen_unit_rows_per_second_products":
+        f"Sum over the comparison's valid units of variant x baseline {RATE}",
+}
+
+
+def unit_terms(u: Unit) -> tuple[float, ...]:
+    """What one unit adds to each counter of SUMS, in its order."""
+    v, b = u.variant, u.baseline
+    return 1.0, v, b, v * v, b * b, v * b
+
 
 class UnitStream:
     def __init__(self, labels: list[str], registry: CollectorRegistry) -> None:
-        self.ratio = Summary("loadgen_unit_tps_ratio", "Variant/baseline throughput of each"
-                             " completed valid unit: _count units, _sum their ratios",
-                             labels, registry=registry)
-        self.squares = Counter("loadgen_unit_tps_ratio_squares", "Sum of the squares of the"
-                               " units' variant/baseline throughput ratios", labels,
-                               registry=registry)
+        self.counters = [Counter(name, doc, labels, registry=registry)
+                         for name, doc in SUMS.items()]
         # per run (a cycle starts a new one, its rounds numbered from 1 again) and
         # comparison: the units already counted, by round and part (a time-sliced round
         # holds several units)
@@ -40,15 +60,15 @@ class UnitStream:
                 units: Iterable[Unit]) -> int:
         """Count the units of `run` not counted yet; returns how many were new."""
         seen = self._seen.setdefault(run, {}).setdefault(variant, set())
+        children = [c.labels(**labels) for c in self.counters]
         new = 0
         for u in units:
             key = u.key
-            if key in seen or u.baseline <= 0:
+            if key in seen or u.baseline <= 0 or u.variant < 0:
                 continue
             seen.add(key)
-            r = u.variant / u.baseline
-            self.ratio.labels(**labels).observe(r)
-            self.squares.labels(**labels).inc(r * r)
+            for child, term in zip(children, unit_terms(u), strict=True):
+                child.inc(term)
             new += 1
         if len(seen) > KEEP:
             for seq in sorted(seen)[:-KEEP]:
