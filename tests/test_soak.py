@@ -265,6 +265,9 @@ def test_soak_three_minutes_in_the_shared_lab(lab, tmp_path) -> None:
     explains, and the loadgen's windows invalid exactly where the cluster changed."""
     lab.ensure("ndb", "galera", "monitoring")
     lab.cli("lab", "ndb", "fault", "clear")  # whatever an earlier test left behind
+    # a loadgen an earlier test started (or left dead) is a scrape target the soak did not
+    # start: LoadgenDown held the settle for 6 minutes, and its samples counted as lost
+    lab.cli("loadgen", "stop", check=False)
     env = dict(lab.env, CLUSTERSCOPE_SOAK_LAB_DIR=str(lab.root),
                CLUSTERSCOPE_SOAK_OUT=str(tmp_path))
     proc = subprocess.run([sys.executable, "-m", "clusterscope.cli", "bench", "soak",
