@@ -278,11 +278,12 @@ def test_a_listed_view_its_data_nodes_do_not_serve_is_unsupported_once(
         sql_cur.execute("RENAME TABLE ndbinfo.counters_kept TO ndbinfo.counters")
 
 
-def test_the_session_asks_for_the_largest_ndbinfo_batch(scratch_sql: Scratch, tmp_path: Path
-                                                        ) -> None:
+def test_the_session_asks_for_the_largest_ndbinfo_batch(scratch_sql: Scratch, sql_cur,
+                                                        tmp_path: Path) -> None:
     """`SET SESSION ndbinfo_max_rows = 256` is sent on every connect (10 rows per round
     trip is the default); MariaDB, the simulator's server, rejects the variable (1193),
-    which must not stop the exporter."""
+    which must not stop the exporter. (`sql_cur` puts the baseline views in place: alone,
+    the scratch server holds none.)"""
     root = scratch_sql.root()
     try:
         with root.cursor() as c:
