@@ -49,12 +49,8 @@ demo: setup ## the main job: a lab, load, restarts, the report
 
 # Lanes (tests/lanes.py): unit (Python only), tools (promtool, MariaDB, Go-built binaries),
 # lab. `make test` (what CI runs) runs all three; .ci/run sets CI=1 so a missing tool fails.
-# Two workers, each with a lab of its own and whole files at a time (tests of one file share
-# its module fixtures): the lab tests mostly wait on clocks (scrapes, rule evaluations,
-# alerts' for:), so two labs share the two cores.
-TEST_WORKERS ?= 2
 test: setup ## every test, all lanes (CI runs this)
-	$(PY) -m pytest -m "" -n $(TEST_WORKERS) --dist loadfile --durations=30
+	$(PY) -m pytest -m "" --durations=30
 
 test-fast: venv ## the unit lane: Python only, under a minute
 	$(PY) -m pytest -q -m unit

@@ -121,26 +121,9 @@ def _audit(event: str, args: tuple) -> None:
 sys.addaudithook(_audit)
 
 
-def _worker_ports() -> None:
-    """Under pytest-xdist (`make test` runs two workers) each worker runs a lab of its own:
-    its own port range, 1,000 above the previous worker's (a lab and the labs tests start
-    beside it use fewer than 300 ports), and its own kept directory if one is asked for."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...
-    if not worker.startswith("gw") or os.environ.get("CLUSTERSCOPE_TEST_WORKER_PORTS"):
-        return
-    n = int(worker[2:])
-    base = int(os.environ.get("CLUSTERSCOPE_TEST_PORT_BASE", "23300"))
-    os.environ["CLUSTERSCOPE_TEST_PORT_BASE"] = str(base + 1000 * n)
-    os.environ["CLUSTERSCOPE_TEST_WORKER_PORTS"] = "1"  # once per worker process
-    keep = os.environ.get("CLUSTERSCOPE_TEST_LAB_DIR")
-    if keep:
-        os.environ["CLUSTERSCOPE_TEST_LAB_DIR"] = f"{keep}-{worker}"
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """pyproject's addopts select the unit lane; a command line that names test files or
     nodes (and no -m) runs what it names, whatever its lane."""
-    _worker_ports()
     args = config.invocation_params.args
     if not any(a == "-m" or a.startswith("-m") for a in args) and any(
             ".py" in a for a in config.args):
