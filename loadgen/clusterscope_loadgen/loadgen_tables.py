@@ -335,10 +335,28 @@ class Tables:
 
     def maybe_trim(self) -> bool:
         """All written tables back to the pre-fill once any reached `max_rows` (checked
-        first, so nothing written goes unverified)."""
+        first, so nothing written goes unverified). A cluster that refuses it (a node down,
+        no primary component) puts it off to the next window; if it refused half-way, the
+        books are re-read from the tables before then (a delete may or may not have
+        landed), and the trim is tried again (the delete is idempotent)."""
         if not self.books or max(b.high for b in self.books.values()) < self.exp.max_rows:
             return False
-        self.verify(before_trim=True)
+        try:
+            self.verify(before_trim=True)
+        except (pymysql.MySQLError, TableError) as exc:
+            self.out(f"loadgen: {self.exp.name}: trim put off to the next window, the cluster"
+                     f" refused the row check: {exc}")
+            return False
+        try:
+            return self._trim()
+        except (pymysql.MySQLError, TableError) as exc:
+            for book in self.books.values():
+                book.rebase = book.rebase or f"a trim was interrupted ({exc})"
+            self.out(f"loadgen: {self.exp.name}: trim put off to the next window, the cluster"
+                     f" refused it: {exc}")
+            return False
+
+    def _trim(self) -> bool:
         started = time.monotonic()
         with self._connection(database=self.database) as conn, conn.cursor() as cur:
             for table in self.books:
