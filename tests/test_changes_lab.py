@@ -6,14 +6,12 @@ VictoriaLogs and listed by `clusterscope changes` (the NDB ones SIMULATED)."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from helpers import eventually
-from test_monitoring import _wait_notification
 
 pytestmark = pytest.mark.lab
 
@@ -131,79 +129,6 @@ def test_ndb_version_and_parameter_changes(lab, profile: str) -> None:
         assert config["steps"][0]["items"][0][3] == value
     finally:
         lab.cli("lab", "ndb", "set-version", *was)
-
-
-PERIOD, SETTLE = 90, 15  # short periods: the loadgen's 5 s windows give ~8 per variant
-
-
-def test_a_change_gets_its_own_verdict_on_the_fk_experiment(lab, tmp_path: Path,
-                                                            artifacts: Path) -> None:
-    from clusterscope.lab.endpoints import lab_metrics
-
-    lab.ensure("galera", "monitoring")
-    vm = lab_metrics(lab.root).vm
-    lab.cli("loadgen", "stop", check=False)  # an earlier test's load would mix in
-    lab.cli("loadgen", "start", "--experiment", "fk", "--variants", "fk2", "--window", "5",
-            "--duration", "600")
-    before = root_sql(lab, 1, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")
-    target = "1" if before != "1" else "2"
-    started = time.time()
-    periods = ["--period", f"{PERIOD}s", "--settle", f"{SETTLE}s"]
-    try:
-        eventually(lambda: time.time() - started >= PERIOD + 5 and vm.query(
-            'count_over_time(loadgen_window_tps{experiment="fk",variant="nofk"}[90s]) >= 5'),
-            timeout=300, what="a period of fk windows before the change", interval=3)
-        t0 = time.time()
-        root_sql(lab, 1, f"SET GLOBAL innodb_flush_log_at_trx_commit = {target}")
-        change, _ = wait_listed(
-            lab, lambda c: c["name"] == "innodb_flush_log_at_trx_commit"
-            and c["start"] >= t0 - 1, "the change", t0)
-        pending = listed(lab, *periods)
-        assert next(c for c in pending if c["change_id"] == change["change_id"])["pending"]
-        time.sleep(max(0.0, change["end"] + SETTLE + PERIOD + 5 - time.time()))
-        out = lab.cli("changes", "--since", "30m", "--json", "--experiment", "fk",
-                      "--notify", *periods).stdout
-        text = lab.cli("changes", "--since", "30m", "--experiment", "fk", *periods).stdout
-        report = tmp_path / "report"
-        lab.cli("report", "--out", str(report), "--period", "now-15m..now",
-                "--change-period", f"{PERIOD}s", "--change-settle", f"{SETTLE}s")
-    finally:
-        root_sql(lab, 1, f"SET GLOBAL innodb_flush_log_at_trx_commit = {before}")
-        lab.cli("loadgen", "stop", check=False)
-    (artifacts / "changes-verdict.txt").write_text(text)
-    judged = next(c for c in json.loads(out)["changes"]
-                  if c["change_id"] == change["change_id"])
-    assert not judged["pending"] and judged["verdict"] != "no data in both periods"
-    tps = {r["series"]["variant"]: r for r in judged["rows"] if r["key"] == "loadgen_tps"
-           and r["series"].get("experiment") == "fk"}
-    assert {"nofk", "fk2"} <= set(tps), judged["rows"]
-    for row in tps.values():
-        # each side's windows, the difference with its 95% interval, and the verdict
-        assert min(row["before"]["n"], row["after"]["n"]) >= 3, row
-        d = row["difference"]
-        assert d["low"] is not None and d["low"] <= d["diff"] <= d["high"], row
-        assert row["verdict"] in ("better", "worse", "no significant change"), row
-    # the significant rows are notified (info, the same Alertmanager routes), effect in text
-    worse = [r for r in tps.values() if r["verdict"] == "worse"]
-    assert worse, "innodb_flush_log_at_trx_commit=1 (a flush per commit) costs throughput"
-    got = _wait_notification(lab, "ChangeEffectSignificant", "firing", t0, 120,
-                             change_name="innodb_flush_log_at_trx_commit",
-                             quantity="loadgen_tps", variant=worse[0]["series"]["variant"])
-    assert got["path"] == "/info" and got["labels"]["severity"] == "info"
-    effect = f"{worse[0]['relative'] * 100:.4g}%"  # humanizePercentage: Go's %.4g
-    assert f"by {effect}" in got["annotations"]["summary"], (effect, got["annotations"])
-    assert re.search(r"95% interval -[0-9.]+% to -[0-9.]+%: worse",
-                     got["annotations"]["description"]), got["annotations"]["description"]
-    block = text[text.index(change["change_id"]):]
-    assert "verdict " in block and "throughput (per window) fk" in block
-    assert re.search(r"throughput \(per window\) fk (nofk|fk2): .*\[[-+0-9.,]+, [-+0-9.,]+\]",
-                     block), block
-    index = (report / "index.html").read_text()
-    page = report / "changes" / f"{change['change_id']}.html"
-    assert f'href="changes/{page.name}"' in index and page.exists()
-    html_page = page.read_text()
-    assert "innodb_flush_log_at_trx_commit" in html_page and "95% CI" in html_page
-    assert judged["verdict"] in index
 
 
 def test_every_dashboards_changes_annotation_returns_the_labs_changes(lab) -> None:

@@ -1,13 +1,18 @@
-"""The README's before/after walkthrough, run as written on the lab's real Galera.
+"""The README's before/after walkthrough, run as written on the lab's real Galera, and the
+change detector's verdict on the very change it makes.
 
 The two fenced blocks at the top of README's "Compare before and after" are
 read from README.md: the first sets the variables (here: the lab's VictoriaMetrics, node 1's
 root login over its socket and PERIOD=90s, in place of a staging cluster's), the second is
 run by bash exactly as it stands. The loadgen runs along as the prose says for the lab.
+The walkthrough's `SET GLOBAL innodb_flush_log_at_trx_commit = 1` is a change like any
+other: the real detector lists it and `clusterscope changes` judges it on the fk experiment
+(one scenario, `flush_change`, serves both tests: each needs a loaded period on both sides).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -19,11 +24,16 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO, eventually
+from test_changes_lab import listed, wait_listed
+from test_monitoring import _wait_notification
 
 from clusterscope.lab.endpoints import lab_metrics
 
 SECTION = "## Compare before and after"
 PERIOD = "90s"
+# the change detector's periods: as short as the walkthrough's (the loadgen's 5 s windows
+# give ~8 per variant), after a settle of 15 s
+PERIOD_S, SETTLE_S = 90, 15
 
 
 def walkthrough() -> tuple[str, str, str]:
@@ -56,10 +66,13 @@ def _flush_setting(admin: Path) -> str:
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
-@pytest.mark.lab
-def test_the_walkthrough_runs_as_written_on_the_labs_galera(lab, tmp_path: Path,
-                                                            artifacts: Path) -> None:
+@pytest.fixture(scope="module")
+def flush_change(lab, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The walkthrough's steps run as written under the README's loadgen, and the change
+    they make held until the detector's period after it has passed; then undone. What both
+    tests read: the steps' output and the change as `clusterscope changes` judged it."""
     lab.ensure("ndb", "galera", "monitoring")
+    tmp_path = tmp_path_factory.mktemp("walkthrough")
     vm = lab_metrics(lab.root).vm
     loadgen, _, steps = walkthrough()
     admin = tmp_path / "node1-admin.cnf"  # the lab's root login to node 1, over its socket
@@ -82,24 +95,54 @@ def test_the_walkthrough_runs_as_written_on_the_labs_galera(lab, tmp_path: Path,
                PERIOD=PERIOD,
                XDG_DATA_HOME=str(tmp_path / "data"),
                PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
-    during = ""
+    periods = ["--period", f"{PERIOD_S}s", "--settle", f"{SETTLE_S}s"]
+    got: dict = {"vm": vm, "tmp": tmp_path, "original": original, "periods": periods}
+    proc = None
     try:
         # a PERIOD of the loadgen's windows before the pin
         eventually(lambda: time.time() - started >= 95 and vm.query(
             'count_over_time(loadgen_window_tps{experiment="fk",variant="nofk"}[90s]) >= 5'),
             timeout=300, what="a PERIOD of fk windows before the pin", interval=3)
-        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", steps], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=900)
-        during = _flush_setting(admin)
+        t0 = time.time()
+        proc = subprocess.Popen(["bash", "-euo", "pipefail", "-c", steps], env=env,
+                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        # the detector lists the change while the steps' `sleep "$PERIOD"` runs: pending
+        change, _ = wait_listed(
+            lab, lambda c: c["name"] == "innodb_flush_log_at_trx_commit"
+            and c["start"] >= t0 - 1, "the walkthrough's change", t0)
+        got["pending"] = next(c for c in listed(lab, *periods)
+                              if c["change_id"] == change["change_id"])["pending"]
+        got["stdout"], got["stderr"] = proc.communicate(timeout=900)
+        got["returncode"], got["during"] = proc.returncode, _flush_setting(admin)
+        got["change"], got["t0"] = change, t0
+        # the change held until the detector's period after it is over
+        time.sleep(max(0.0, change["end"] + SETTLE_S + PERIOD_S + 5 - time.time()))
+        got["json"] = lab.cli("changes", "--since", "30m", "--json", "--experiment", "fk",
+                              "--notify", *periods).stdout
+        got["text"] = lab.cli("changes", "--since", "30m", "--experiment", "fk",
+                              *periods).stdout
+        got["report"] = tmp_path / "report"
+        lab.cli("report", "--out", str(got["report"]), "--period", "now-15m..now",
+                "--change-period", f"{PERIOD_S}s", "--change-settle", f"{SETTLE_S}s")
     finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
         subprocess.run(["mysql", f"--defaults-extra-file={admin}", "-e",
                         f"SET GLOBAL innodb_flush_log_at_trx_commit = {original}"], check=True)
         lab.cli("loadgen", "stop", check=False)
-    (artifacts / "walkthrough-output.txt").write_text(proc.stdout + "\n--- stderr ---\n"
-                                                     + proc.stderr)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert (original, during) == ("2", "1")  # the change was made, and is undone
-    out = proc.stdout
+    return got
+
+
+@pytest.mark.lab
+def test_the_walkthrough_runs_as_written_on_the_labs_galera(flush_change: dict,
+                                                            artifacts: Path) -> None:
+    got, vm, tmp_path = flush_change, flush_change["vm"], flush_change["tmp"]
+    (artifacts / "walkthrough-output.txt").write_text(got["stdout"] + "\n--- stderr ---\n"
+                                                     + got["stderr"])
+    assert got["returncode"] == 0, got["stdout"][-3000:] + got["stderr"][-3000:]
+    assert (got["original"], got["during"]) == ("2", "1")  # the change was made
+    out = got["stdout"]
     assert "baseline before-flush: pinned for the alerting rules" in out
     assert f"read   {vm.url}" in out
     # the verdict on the fk throughput, from enough windows on both sides
@@ -126,3 +169,44 @@ def test_the_walkthrough_runs_as_written_on_the_labs_galera(lab, tmp_path: Path,
     assert "SIMULATED" not in heads["Experiments"] + heads["Galera recoveries"]
     assert "SIMULATED" in heads["NDB LDM CPU"]
     assert "Before / after" in heads and f"read from VictoriaMetrics at {vm.url}" in page
+
+
+@pytest.mark.lab
+def test_the_walkthroughs_change_gets_its_own_verdict_on_the_fk_experiment(
+        lab, flush_change: dict, artifacts: Path) -> None:
+    got, change = flush_change, flush_change["change"]
+    assert got["pending"], "a change is pending until its period after has passed"
+    (artifacts / "changes-verdict.txt").write_text(got["text"])
+    judged = next(c for c in json.loads(got["json"])["changes"]
+                  if c["change_id"] == change["change_id"])
+    assert not judged["pending"] and judged["verdict"] != "no data in both periods"
+    tps = {r["series"]["variant"]: r for r in judged["rows"] if r["key"] == "loadgen_tps"
+           and r["series"].get("experiment") == "fk"}
+    assert {"nofk", "fk2"} <= set(tps), judged["rows"]
+    for row in tps.values():
+        # each side's windows, the difference with its 95% interval, and the verdict
+        assert min(row["before"]["n"], row["after"]["n"]) >= 3, row
+        d = row["difference"]
+        assert d["low"] is not None and d["low"] <= d["diff"] <= d["high"], row
+        assert row["verdict"] in ("better", "worse", "no significant change"), row
+    # the significant rows are notified (info, the same Alertmanager routes), effect in text
+    worse = [r for r in tps.values() if r["verdict"] == "worse"]
+    assert worse, "innodb_flush_log_at_trx_commit=1 (a flush per commit) costs throughput"
+    note = _wait_notification(lab, "ChangeEffectSignificant", "firing", got["t0"], 120,
+                              change_name="innodb_flush_log_at_trx_commit",
+                              quantity="loadgen_tps", variant=worse[0]["series"]["variant"])
+    assert note["path"] == "/info" and note["labels"]["severity"] == "info"
+    effect = f"{worse[0]['relative'] * 100:.4g}%"  # humanizePercentage: Go's %.4g
+    assert f"by {effect}" in note["annotations"]["summary"], (effect, note["annotations"])
+    assert re.search(r"95% interval -[0-9.]+% to -[0-9.]+%: worse",
+                     note["annotations"]["description"]), note["annotations"]["description"]
+    block = got["text"][got["text"].index(change["change_id"]):]
+    assert "verdict " in block and "throughput (per window) fk" in block
+    assert re.search(r"throughput \(per window\) fk (nofk|fk2): .*\[[-+0-9.,]+, [-+0-9.,]+\]",
+                     block), block
+    index = (got["report"] / "index.html").read_text()
+    page = got["report"] / "changes" / f"{change['change_id']}.html"
+    assert f'href="changes/{page.name}"' in index and page.exists()
+    html_page = page.read_text()
+    assert "innodb_flush_log_at_trx_commit" in html_page and "95% CI" in html_page
+    assert judged["verdict"] in index
