@@ -42,10 +42,12 @@ def test_ndb_faults_invent_nothing_and_lose_nothing(lab) -> None:
     assert found["steps"][0]["items"][0][3] == str(v1)
 
     # a view that fails: the data nodes are not read (node_up 0), nothing is invented
+    # (within 60 s: a poll reads every node in turn, each up to its 5 s query timeout, and
+    # with a second lab on the machine one round took longer than 30 s)
     lab.cli("lab", "ndb", "fault", "view-error", "--view", "config_values")
     try:
         eventually(lambda: val(scrape(port), "clusterscope_changes_node_up",
-                               cluster="lab-ndb", node="data", simulated="true") == 0, 30,
+                               cluster="lab-ndb", node="data", simulated="true") == 0, 60,
                    "data not read")
     finally:
         lab.cli("lab", "ndb", "fault", "clear")

@@ -241,8 +241,10 @@ def test_rolling_upgrade_version_skew(ndb_lab) -> None:
         with pytest.raises(pymysql.err.OperationalError) as err:
             select("SELECT last_recv FROM ndbinfo.transporter_details")
         assert err.value.args[0] == 1054  # unknown column
+        # within a minute: a collector found unsupported on the version before is retried
+        # RETRY_UNSERVED (30 s) later (ndbinfo_exporter/scraper.py), then at the next scrape
         ss = eventually(lambda: (s := scrape(port)) and series(
-            s, "ndb_transporter_encrypted") and s, 20, "transporter_details collected")
+            s, "ndb_transporter_encrypted") and s, 60, "transporter_details collected")
         assert val(ss, "ndb_exporter_collector_success",
                    collector="transporter_details") == 1
 
@@ -253,7 +255,7 @@ def test_rolling_upgrade_version_skew(ndb_lab) -> None:
                       " ndbinfo.transporter_details") in ([(None,)], [])
         ss = eventually(lambda: (s := scrape(port)) and val(
             s, "ndb_exporter_collector_success", collector="transporter_details") == 1
-            and s, 20, "transporter_details collected under skew")
+            and s, 60, "transporter_details collected under skew")
         assert val(ss, "ndb_up") == 1
 
         # an 8.0 SQL node over 7.6 data nodes: the tables they lack answer 0 rows and a
@@ -263,7 +265,7 @@ def test_rolling_upgrade_version_skew(ndb_lab) -> None:
             v.name for v in schema.views_for("7.6")}
         ss = eventually(lambda: (s := scrape(port)) and val(
             s, "ndb_exporter_collector_supported", collector="transporter_details") == 0
-            and s, 20, "transporter_details unsupported while its table is not served")
+            and s, 60, "transporter_details unsupported while its table is not served")
         assert "transporter_details" in unserved
         assert val(ss, "ndb_up") == 1 and val(ss, "ndb_ndbinfo_offline") == 0
         assert val(ss, "ndb_exporter_collector_success", collector="cpustat") == 1
@@ -278,7 +280,7 @@ def test_rolling_upgrade_version_skew(ndb_lab) -> None:
         with pytest.raises(pymysql.err.MySQLError) as err:
             select("SELECT * FROM ndbinfo.table_fragments")
         assert err.value.args[0] in (1146, 1356)
-        ss = eventually(lambda: (s := scrape(port)) and val(s, "ndb_up") == 1 and s, 20,
+        ss = eventually(lambda: (s := scrape(port)) and val(s, "ndb_up") == 1 and s, 60,
                         "the exporter up over 7.5 data nodes")
         assert not [1 for lbl, v in series(ss, "ndb_exporter_collector_success")
                     if v == 0], "no collector fails under version skew"
