@@ -49,8 +49,13 @@ demo: setup ## the main job: a lab, load, restarts, the report
 
 # Lanes (tests/lanes.py): unit (Python only), tools (promtool, MariaDB, Go-built binaries),
 # lab. `make test` (what CI runs) runs all three; .ci/run sets CI=1 so a missing tool fails.
+# TEST_WORKERS=2: two pytest-xdist workers, each with a lab of its own, taking whole files
+# (a file's tests share its module fixtures) in conftest's order. Not the default: on two
+# cores the two labs slow each other's timed tests into failures (docs/contributing.md).
+TEST_WORKERS ?= 1
+XDIST := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 test: setup ## every test, all lanes (CI runs this)
-	$(PY) -m pytest -m "" --durations=30
+	$(PY) -m pytest -m "" $(XDIST) --durations=30
 
 test-fast: venv ## the unit lane: Python only, under a minute
 	$(PY) -m pytest -q -m unit

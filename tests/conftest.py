@@ -12,7 +12,6 @@ port range (CLUSTERSCOPE_TEST_PORT_BASE, default 23300) and directory, so a deve
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from labhandle import LabHandle
 from lanes import (
     ENV_BIN,
     ENV_LANE,
@@ -38,6 +38,7 @@ from lanes import (
     starts,
     verdict,
 )
+from workers import worker_ports
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,44 +52,6 @@ settings.register_profile("deep", parent=settings.get_profile("clusterscope"),
                           max_examples=2000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "clusterscope"))
 ARTIFACTS = REPO / "test-artifacts"
-
-
-class LabHandle:
-    def __init__(self, root: Path, port_base: int) -> None:
-        self.root = root
-        self.port_base = port_base
-        self.env = dict(os.environ, CLUSTERSCOPE_LAB_DIR=str(root),
-                        CLUSTERSCOPE_PORT_BASE=str(port_base))
-        self.parts: set[str] = set()
-
-    def cli(self, *args: str, check: bool = True, timeout: float = 900,
-            **kw) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "clusterscope.cli", *args], env=self.env,
-                              cwd=REPO, text=True, capture_output=True, timeout=timeout, **kw)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"clusterscope {' '.join(args)} exited {proc.returncode}\n"
-                                 f"stdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}")
-        return proc
-
-    def ensure(self, *parts: str) -> LabHandle:
-        missing = [p for p in parts if p not in self.parts]
-        if missing:
-            self.cli("lab", "up", *[f"--{p}" for p in missing], timeout=1800)
-            self.parts.update(missing)
-        return self
-
-    def status(self) -> dict:
-        return json.loads(self.cli("lab", "status", "--json").stdout)
-
-    def service(self, name: str) -> dict:
-        for s in self.status()["services"]:
-            if s["name"] == name:
-                return s
-        raise KeyError(f"no lab service {name!r}")
-
-    def port(self, name: str) -> int:
-        from clusterscope.lab.ports import port
-        return port(self.port_base, name)
 
 
 # -- lanes -------------------------------------------------------------------------------------
@@ -124,6 +87,7 @@ sys.addaudithook(_audit)
 def pytest_configure(config: pytest.Config) -> None:
     """pyproject's addopts select the unit lane; a command line that names test files or
     nodes (and no -m) runs what it names, whatever its lane."""
+    worker_ports()
     args = config.invocation_params.args
     if not any(a == "-m" or a.startswith("-m") for a in args) and any(
             ".py" in a for a in config.args):
@@ -171,8 +135,8 @@ def _lane(item: pytest.Item) -> tuple[str, frozenset[str], list[str]]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test gets exactly one lane (a usage error otherwise, so a new test cannot land
     in the wrong one). `shapes` tests run first: they bring up labs of their own before the
-    shared one exists. `demo` tests run last: they replay the whole scenario in the lab the
-    others left up."""
+    shared one exists. `demo` tests run after the other lab tests: they replay the whole
+    scenario in the lab the others left up. The tools and unit lanes come last."""
     problems = []
     for item in items:
         lane, allowed, why = _lane(item)
@@ -187,7 +151,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     def order(item: pytest.Item) -> int:
         if item.get_closest_marker("shapes") is not None:
             return 0
-        return 2 if item.get_closest_marker("demo") is not None else 1
+        if item.get_closest_marker("demo") is not None:
+            return 2
+        return {"lab": 1, "tools": 3}.get(item.stash[LANE][0], 4)
+    # Lab files before the tools and unit lanes: under `make test`'s two workers the many
+    # short files then fill the time one worker spends on the last long lab file.
     items.sort(key=order)
 
 

@@ -1,10 +1,10 @@
 """The main job, `clusterscope demo --short`, run to the end in the session's lab.
 
-Marked `demo`, which conftest orders last: it reuses the lab the other tests brought up (as
-`make demo` reuses a lab that is already up) and plays the whole scenario through the real
-CLI. What a user reads in
-its output is what is asserted: the FK overhead with its interval, the restart regression
-alert that reached the webhook, the SIMULATED mark, and a report that exists.
+Marked `demo`, which conftest orders after the other lab tests: it reuses the lab they
+brought up (as `make demo` reuses a lab that is already up) and plays the whole scenario
+through the real CLI. What a user reads in its output is what is asserted: the FK overhead
+with its interval, the restart regression alert that reached the webhook, the SIMULATED
+mark, and a report that exists.
 """
 
 from __future__ import annotations
