@@ -26,6 +26,16 @@ def test_a_reset_is_explained_only_by_its_process_restarting() -> None:
     assert explained == [10] and unexplained == [20]
 
 
+def test_a_last_digit_lost_to_storage_rounding_is_no_reset() -> None:
+    """VictoriaMetrics keeps 12-15 significant digits of a fractional float: a counter of
+    squared rates (here 3.2e12) read back 0.001 lower is the same counter; one that fell to
+    1 was reset."""
+    big = 3_217_654_321_098.765
+    pts = [(0, big), (5, big - 0.001), (10, big + 1.5e6), (15, 1.0)]
+    assert judge.counter_resets(pts, restarts=[], slack=2) == ([], [15])
+    assert judge.increase(pts[:3], since=0, appeared_from_zero=False) == pytest.approx(1.5e6)
+
+
 def test_a_restored_counter_that_also_restarted_from_zero_counts_twice() -> None:
     """A persisted count (recoveries, NDB restarts) comes back from its state file: no
     reset, increase 1. Had the process started from 0 and re-read its log, the increase

@@ -90,6 +90,20 @@ def leaks(rows: dict[str, dict], ours: Iterable[str], rss_ratio: float = 1.25,
 
 
 # -- counters ---------------------------------------------------------------------------------
+# VictoriaMetrics stores a float that is not a whole number as a decimal of 12 significant
+# digits (15 above 1e6), scaled to one exponent per block (VictoriaMetrics/VictoriaMetrics
+# lib/decimal/decimal.go@0ed29110, positiveFloatToDecimalSlow, AppendFloatToDecimal): a
+# counter of sums (the loadgen's squares of rows per second) can read back a last digit
+# lower than it read before. Such a drop is storage rounding, not a reset (VictoriaMetrics'
+# own increase() treats a drop under 1/8 of the value as none).
+ROUNDING = 1e-11
+
+
+def went_back(v0: float, v1: float) -> bool:
+    """The counter fell by more than VictoriaMetrics' rounding of its value."""
+    return v0 - v1 > ROUNDING * abs(v0)
+
+
 def counter_resets(points: list[tuple[float, float]], restarts: Iterable[float],
                    slack: float) -> tuple[list[float], list[float]]:
     """(explained, unexplained) times a counter went back: explained when its process was
@@ -97,7 +111,7 @@ def counter_resets(points: list[tuple[float, float]], restarts: Iterable[float],
     restarts = sorted(restarts)
     explained, unexplained = [], []
     for (t0, v0), (t1, v1) in zip(points, points[1:], strict=False):
-        if v1 < v0:
+        if went_back(v0, v1):
             hit = any(t0 - slack <= r <= t1 + slack for r in restarts)
             (explained if hit else unexplained).append(t1)
     return explained, unexplained
@@ -115,7 +129,7 @@ def increase(points: list[tuple[float, float]], since: float, appeared_from_zero
     prev = before[-1] if before else (0.0 if appeared_from_zero else pts[0][1])
     total = 0.0
     for _, v in pts:
-        total += v - prev if v >= prev else v
+        total += v if went_back(prev, v) else max(0.0, v - prev)
         prev = v
     return total
 
