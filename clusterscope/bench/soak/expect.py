@@ -108,6 +108,13 @@ AMBIENT: dict[str, tuple[dict[str, str], str]] = {
     "GaleraGcacheTooSmall": ({}, "the loadgen's write rate fills the lab's 128 MiB gcache"
                                  " in less than 30 minutes"),
     "HostCpuBusy": ({}, "the 2-core machine is busy (the soak, the lab and other work)"),
+    # the soak fills no filesystem; the lab's node_exporter sees the machine's, which other
+    # work writes (another lab, a test filling a tmpfs), and the lab shortens both disk
+    # alerts' `for:` to 20 s (LAB_RULE_OVERRIDES)
+    "HostFilesystemFillingUp": ({}, "the machine's filesystems are written by work outside"
+                                    " the soak"),
+    "HostFilesystemAlmostFull": ({}, "the machine's filesystems are filled by work outside"
+                                     " the soak"),
     "ClusterscopeVmalertFailing": ({"problem": "missed evaluations"},
                                    "vmalert's evaluations ran late on the busy machine"),
 }
