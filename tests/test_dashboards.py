@@ -103,7 +103,7 @@ def test_logs_annotations_carry_the_plugins_query(uid: str) -> None:
 def test_every_dashboard_marks_the_changes_of_its_clusters(uid: str) -> None:
     """Configuration and version changes are annotations on every dashboard, filtered by
     the dashboard's own cluster variable (their query is run in the lab by
-    tests/test_changes_lab.py through `dashboards verify`)."""
+    tests/test_walkthrough.py through `dashboards verify`)."""
     model = COMMITTED[uid]
     names = [v["name"] for v in model["templating"]["list"]]
     marks = [a for a in model["annotations"]["list"]

@@ -8,6 +8,8 @@ run by bash exactly as it stands. The loadgen runs along as the prose says for t
 The walkthrough's `SET GLOBAL innodb_flush_log_at_trx_commit = 1` is a change like any
 other: the real detector lists it and `clusterscope changes` judges it on the fk experiment
 (one scenario, `flush_change`, serves both tests: each needs a loaded period on both sides).
+Every dashboard's changes annotation is checked after it, when the loadgen's series give
+the experiments dashboard its clusters.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO, eventually
-from test_changes_lab import listed, wait_listed
+from test_changes_lab import listed, read_once, root_sql, wait_listed
 from test_monitoring import _wait_notification
 
 from clusterscope.lab.endpoints import lab_metrics
@@ -210,3 +212,34 @@ def test_the_walkthroughs_change_gets_its_own_verdict_on_the_fk_experiment(
     html_page = page.read_text()
     assert "innodb_flush_log_at_trx_commit" in html_page and "95% CI" in html_page
     assert judged["verdict"] in index
+
+
+@pytest.mark.lab
+def test_every_dashboards_changes_annotation_returns_the_labs_changes(
+        lab, flush_change: dict) -> None:
+    """`dashboards verify` runs each dashboard's annotation query as Grafana's plugin
+    would, for each value of the dashboard's cluster variable: every dashboard's changes
+    mark must return the lab's change lines (a Galera and a simulated NDB change here).
+    After the flush scenario: the experiments dashboard takes its clusters from the
+    loadgen's series, so without a loadgen run in the last 10 minutes it has none."""
+    lab.ensure("galera", "ndb", "monitoring")
+    read_once(lab, "lab-galera")
+    read_once(lab, "lab-ndb")
+    t0 = time.time()
+    before = root_sql(lab, 1, "SELECT @@GLOBAL.max_connections")
+    root_sql(lab, 1, f"SET GLOBAL max_connections = {int(before) + 1}")
+    lab.cli("lab", "ndb", "set-config", "MaxNoOfConcurrentTransactions", "4097", "--now")
+    try:
+        for cluster in ("lab-galera", "lab-ndb"):
+            wait_listed(lab, lambda c, cl=cluster: c["cluster"] == cl and c["start"] >= t0 - 1,
+                        f"a change on {cluster}", t0)
+        proc = lab.cli("dashboards", "verify", "--json", "--minutes", "10", check=False)
+    finally:
+        root_sql(lab, 1, f"SET GLOBAL max_connections = {before}")
+        lab.cli("lab", "ndb", "set-config", "MaxNoOfConcurrentTransactions", "4096", "--now")
+    marks = [r for r in json.loads(proc.stdout)
+             if r["panel"] == "annotation: Configuration and version changes"]
+    from clusterscope.dashboards import uids
+
+    assert sorted(r["dashboard"] for r in marks) == sorted(uids.ALL)
+    assert all(r["ok"] and r["series"] > 0 for r in marks), marks
