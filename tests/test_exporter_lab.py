@@ -307,16 +307,21 @@ def test_workload_collectors_on_each_version_profile(ndb_lab) -> None:
     try:
         for profile in ("8.0", "8.4"):
             ndb_lab.cli("lab", "ndb", "set-version", profile)
-            # the slow collectors re-serve their last rows for --scrape.slow-interval: the
-            # first scrape after the switch may hold the transactions of the moment the
-            # simulator re-created its tables (none); wait for a fresh reading
+            # the slow collectors re-serve their last rows for --scrape.slow-interval (10 s
+            # in the lab): the first scrape after the switch may hold the transactions of
+            # the moment the simulator re-created its tables (none); wait for a fresh
+            # reading. A collector the version before lacked is retried RETRY_UNSERVED
+            # (30 s) later, so a fresh reading of it may take 40 s and more: 90 s.
             ss = eventually(lambda: (s := scrape(port)) and all(
                 val(s, "ndb_exporter_collector_success", collector=c) == 1
                 for c in NEW_COLLECTORS) and sum(v for _, v in series(s, "ndb_transactions"))
                 and "sim/def/t0" in {lbl["table"] for lbl, _ in series(s, "ndb_table_rows")}
                 and series(s, "ndb_table_lock_requests_total")
-                and s, 40, f"every new collector on {profile}, with open transactions and"
-                " the tables' memory")
+                and val(s, "ndb_disk_page_buffer_requests_total", node_id=1,
+                        outcome="direct_return")
+                and val(s, "ndb_tc_latency_seconds_count", node_id=1, activity="transaction")
+                and s, 90, f"every new collector on {profile}, with open transactions,"
+                " the tables' memory, the page buffer's hits and the TC's latencies")
             assert val(ss, "ndb_up") == 1
             # the simulator's load: open transactions, per-table memory, latency histograms
             assert sum(v for _, v in series(ss, "ndb_transactions")) > 0
@@ -336,7 +341,7 @@ def test_workload_collectors_on_each_version_profile(ndb_lab) -> None:
             s, "ndb_exporter_collector_supported", collector="pgman_time_track_stats") == 0
             and all(val(s, "ndb_exporter_collector_success", collector=c) == 1
                     for c in NEW_COLLECTORS[:-1])
-            and s, 40, "pgman_time_track_stats unsupported on 7.6, the others succeeding")
+            and s, 90, "pgman_time_track_stats unsupported on 7.6, the others succeeding")
         for c in NEW_COLLECTORS[:-1]:
             assert val(ss, "ndb_exporter_collector_success", collector=c) == 1, c
         assert val(ss, "ndb_exporter_collector_success",
