@@ -259,3 +259,24 @@ def test_an_event_at_the_boundary_of_two_periods_counts_in_one(scratch_vm) -> No
     after = collect(scratch_vm, [q], Period(boundary, T5 + 200))
     counts = [sum(len(v) for v in s["edge"].values()) for s in (before, after)]
     assert counts == [1, 0], counts
+
+
+def test_a_verdict_is_never_cut_to_fit_the_width() -> None:
+    """The walkthrough's fk comparison as CI printed it: the latency blocks' cells
+    (`0.00254 s ±0.000374 (n=7)`) widened every column until the throughput row's
+    verdict read `no sig. cha~`. Every row keeps its whole verdict within 120 columns."""
+    from clusterscope.analysis.quantities import default_quantities
+
+    qs = [q for q in default_quantities() if q.key in ("loadgen_tps", "loadgen_p95")]
+    key = (("cluster", "lab-galera"), ("experiment", "fk"), ("variant", "nofk"))
+    before = {"loadgen_tps": {key: [2516 + d for d in (-400, -250, -100, 0, 100, 250, 400)]},
+              "loadgen_p95": {key: [0.00254 + d for d in (-4e-4, -2e-4, 0, 0, 2e-4, 4e-4, 1e-5)]}}
+    after = {"loadgen_tps": {key: [2234 + d for d in (-450, -300, -100, 0, 0, 100, 300, 450)]},
+             "loadgen_p95": {key: [0.00336 + d for d in (-5e-4, -3e-4, 0, 0, 1e-4, 3e-4, 5e-4,
+                                                         2e-5)]}}
+    rows = compare_samples(qs, before, after)
+    assert {r.verdict for r in rows} == {"no significant change", "worse"}
+    text = render_table(rows, "before-flush (pinned)", "now-90s..now", source="https://vm:8427")
+    assert max(len(line) for line in text.splitlines()) <= 120, text
+    fk = [ln for ln in text.splitlines() if ln.startswith("fk nofk")]
+    assert len(fk) == 2 and all(ln.endswith(("no sig. change", "worse")) for ln in fk), text

@@ -307,6 +307,14 @@ def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "~"
 
 
+def _widths(rows: list[tuple[str, ...]], width: int) -> list[int]:
+    """Each column as wide as its widest cell; the series names give way first."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    room = width - sum(widths[1:]) - 2 * (len(widths) - 1)
+    widths[0] = max(12, min(widths[0], room))
+    return widths
+
+
 def render_table(rows: list[Row], before_label: str, after_label: str, *,
                  show_all: bool = False, width: int = TABLE_WIDTH,
                  source: str | None = None) -> str:
@@ -336,10 +344,7 @@ def render_table(rows: list[Row], before_label: str, after_label: str, *,
                   _cell(r.before, r.unit), _cell(r.after, r.unit), _diff(r),
                   SHORT_VERDICT.get(r.verdict, r.verdict)) for r in shown]
         blocks.append((title, cells))
-    every = [header, *(c for _, cells in blocks for c in cells)]
-    widths = [max(len(row[i]) for row in every) for i in range(len(header))]
-    room = width - sum(widths[1:]) - 2 * (len(widths) - 1)
-    widths[0] = max(12, min(widths[0], room))  # the series names give way first
+    widths = _widths([header, *(c for _, cells in blocks for c in cells)], width)
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines = [f"before {before_label}", f"after  {after_label}"]
     if source:
@@ -349,7 +354,12 @@ def render_table(rows: list[Row], before_label: str, after_label: str, *,
     lines += ["", fmt.format(*header).rstrip(), "  ".join("-" * w for w in widths)]
     for title, cells in blocks:
         lines.append(title)
-        lines.extend(fmt.format(*(_fit(c, w) for c, w in zip(row, widths, strict=True)))
+        # columns aligned across blocks while they fit; else a block gets its own widths,
+        # so that no row loses the end of its verdict to the width (latency cells are
+        # twice as wide as throughput's)
+        own = widths if sum(widths) + 2 * (len(widths) - 1) <= width else _widths(
+            [header, *cells], width)
+        lines.extend("  ".join(f"{_fit(c, w):<{w}}" for c, w in zip(row, own, strict=True))
                      .rstrip() for row in cells)
     if hidden:
         lines.append(f"({hidden} aggregate rows left out; --all shows them)")
