@@ -85,7 +85,9 @@ def _exporter_output(desc: Path, cnf: Path) -> str:
             return str(exc)  # what main() prints before it exits 2
         server = make_server(("127.0.0.1", 0), "/metrics", None, webconfig.load(None),
                              clusters)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        # shutdown() waits for serve_forever's next poll: 0.5 s by default, per example
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
+                         daemon=True).start()
         base = f"http://127.0.0.1:{server.server_address[1]}"
         try:
             out += [_get(f"{base}/probe?cluster=c"), _get(f"{base}/metrics")]
