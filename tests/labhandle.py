@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
 
 
 class LabHandle:

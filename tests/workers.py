@@ -7,7 +7,7 @@ import os
 
 
 def worker_ports() -> None:
-    """Under pytest-xdist (`make test` runs two workers) each worker runs a lab of its own:
+    """Under pytest-xdist (`TEST_WORKERS=2 make test`) each worker runs a lab of its own:
     its own port range, 1,000 above the previous worker's (a lab and the labs tests start
     beside it use fewer than 300 ports), and its own kept directory if one is asked for."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...
