@@ -95,7 +95,8 @@ def leaks(rows: dict[str, dict], ours: Iterable[str], rss_ratio: float = 1.25,
 # lib/decimal/decimal.go@0ed29110, positiveFloatToDecimalSlow, AppendFloatToDecimal): a
 # counter of sums (the loadgen's squares of rows per second) can read back a last digit
 # lower than it read before. Such a drop is storage rounding, not a reset (VictoriaMetrics'
-# own increase() treats a drop under 1/8 of the value as none).
+# own increase() takes a drop under 1/8 of the value as none: removeCounterResets in
+# app/vmselect/promql/rollup.go@108260d6).
 ROUNDING = 1e-11
 
 
